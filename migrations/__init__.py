@@ -1,0 +1,1 @@
+"""Alembic environment for the Placement schema (installed as placement.migrations)."""

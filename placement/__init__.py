@@ -1,0 +1,1 @@
+"""A standalone OpenStack Placement service."""

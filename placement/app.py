@@ -1,0 +1,128 @@
+"""The WSGI application: middleware order and the one route table.
+
+Request flow, outermost first:
+
+  RequestId (WSGI)  every response gets x-openstack-request-id
+  CORS (WSGI)       only when [cors] allowed_origin is set
+  KeystoneAuth      (WSGI, auth_strategy=keystone) validates the token
+  falcon.App
+    RequestLog        one log line per request
+    NoAuth            (auth_strategy=noauth2) identity from X-Auth-Token
+    RequestContext    credentials, config, database, policy on req.context
+    Microversion      OpenStack-API-Version negotiation
+    RequestChecks     content-type/length and Accept checks
+    -> handler (parse, validate, authorize) -> storage -> handler
+"""
+
+import logging
+
+import falcon
+from oslo_middleware import cors
+
+from placement import context
+from placement import errors
+from placement import policy
+from placement.handlers import aggregate
+from placement.handlers import base
+from placement.handlers import inventory
+from placement.handlers import resource_class
+from placement.handlers import resource_provider
+from placement.handlers import root
+from placement.handlers import trait
+from placement.middleware import auth
+from placement.middleware import context as context_middleware
+from placement.middleware import microversion as microversion_middleware
+from placement.middleware import request_checks
+from placement.middleware import request_id
+from placement.middleware import request_log
+from placement.storage import engine
+from placement.storage import exceptions as storage_exc
+from placement.storage import migration
+from placement.storage import standard_sync
+
+LOG = logging.getLogger(__name__)
+
+
+def routes():
+    """Every endpoint: (URI template, resource). Read this to find one."""
+    return [
+        ('/', root.Root()),
+        ('/resource_providers', resource_provider.ResourceProviders()),
+        ('/resource_providers/{uuid}', resource_provider.ResourceProvider()),
+        ('/resource_providers/{uuid}/inventories', inventory.Inventories()),
+        ('/resource_providers/{uuid}/inventories/{resource_class}',
+         inventory.Inventory()),
+        ('/resource_providers/{uuid}/traits', trait.ProviderTraits()),
+        ('/resource_providers/{uuid}/aggregates',
+         aggregate.ProviderAggregates()),
+        ('/resource_classes', resource_class.ResourceClasses()),
+        ('/resource_classes/{name}', resource_class.ResourceClass()),
+        ('/traits', trait.Traits()),
+        ('/traits/{name}', trait.Trait()),
+    ]
+
+
+class _Request(falcon.Request):
+    context_type = context.RequestContext
+
+
+def _unexpected_error(req, resp, exc, params):
+    LOG.exception('Unexpected error handling %s %s', req.method, req.path)
+    raise errors.PlacementError(str(exc), status=falcon.HTTP_500)
+
+
+def _method_not_allowed(req, resp, exc, params):
+    """Falcon's own 405 lists OPTIONS, which we never serve; drop it."""
+    allowed = [m.strip() for m in exc.headers.get('Allow', '').split(',')
+               if m.strip() and m.strip() != 'OPTIONS']
+    raise errors.MethodNotAllowed(req, allowed)
+
+
+def build_falcon_app(conf, db, enforcer):
+    middleware = [request_log.RequestLog()]
+    if conf.api.auth_strategy == 'noauth2':
+        middleware.append(auth.NoAuth())
+    middleware += [
+        context_middleware.RequestContextMiddleware(conf, db, enforcer),
+        microversion_middleware.MicroversionMiddleware(),
+        request_checks.RequestChecks(),
+    ]
+    app = falcon.App(request_type=_Request, middleware=middleware)
+    app.req_options.keep_blank_qs_values = True
+    app.req_options.auto_parse_qs_csv = False
+    app.req_options.strip_url_path_trailing_slash = False
+    app.resp_options.secure_cookies_by_default = False
+    app.add_error_handler(Exception, _unexpected_error)
+    app.add_error_handler(falcon.HTTPMethodNotAllowed, _method_not_allowed)
+    app.add_error_handler(storage_exc.StorageError,
+                          base.storage_error_handler)
+    app.set_error_serializer(errors.serialize_error)
+    for template, resource in routes():
+        app.add_route(template, resource)
+    return app
+
+
+def prepare_database(conf, db):
+    """Migrate (when configured or embedded) and sync standard names."""
+    if conf.placement_database.sync_on_startup or not (
+            conf.placement_database.connection):
+        migration.upgrade(db.engine)
+    db.write(standard_sync.sync_all)
+
+
+def build_app(conf, db=None, prepare=True):
+    """The complete WSGI application for ``conf``.
+
+    ``prepare=False`` when a parent process has already prepared the
+    database (placement-api does, once, before forking its workers).
+    """
+    db = db or engine.Database.from_conf(conf)
+    if prepare:
+        prepare_database(conf, db)
+    application = build_falcon_app(conf, db, policy.build_enforcer(conf))
+    if conf.api.auth_strategy == 'keystone':
+        from placement.middleware import keystone
+        application = keystone.KeystoneAuth(application, conf)
+    if conf.cors.allowed_origin:
+        application = cors.CORS(application, conf)
+    return request_id.RequestId(application)

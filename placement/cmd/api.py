@@ -1,0 +1,63 @@
+"""``placement-api``: serve the API with gunicorn.
+
+    placement-api [--config-file FILE] [--bind HOST:PORT] [--workers N]
+
+The database is prepared (migrated when configured, standard classes and
+traits synced) once in the parent, then each worker builds its own app
+and connection pool after the fork.
+"""
+
+import logging
+import sys
+
+from gunicorn.app import base as gunicorn_base
+from oslo_config import cfg
+
+from placement import app
+from placement import config_loader
+from placement.storage import engine
+
+LOG = logging.getLogger(__name__)
+
+CLI_OPTS = [
+    cfg.StrOpt('bind', default='127.0.0.1:8778',
+               help='HOST:PORT to listen on.'),
+    cfg.IntOpt('workers', default=1, min=1,
+               help='Number of worker processes.'),
+]
+
+
+class _Server(gunicorn_base.BaseApplication):
+
+    def __init__(self, conf):
+        self.conf = conf
+        super().__init__()
+
+    def load_config(self):
+        self.cfg.set('bind', [self.conf.bind])
+        self.cfg.set('workers', self.conf.workers)
+        self.cfg.set('worker_class', 'sync')
+        self.cfg.set('timeout', 120)
+        self.cfg.set('graceful_timeout', 10)
+        self.cfg.set('accesslog', None)
+        self.cfg.set('proc_name', 'placement-api')
+        self.cfg.set('control_socket_disable', True)
+
+    def load(self):
+        return app.build_app(self.conf, prepare=False)
+
+
+def main(argv=None):
+    conf = config_loader.load(
+        sys.argv[1:] if argv is None else argv, cli_opts=CLI_OPTS)
+    db = engine.Database.from_conf(conf)
+    app.prepare_database(conf, db)
+    db.dispose()
+    LOG.info('placement-api listening on %s with %d worker(s), database %s',
+             conf.bind, conf.workers, db.engine.url.render_as_string(
+                 hide_password=True))
+    _Server(conf).run()
+
+
+if __name__ == '__main__':
+    main()

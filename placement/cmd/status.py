@@ -1,0 +1,72 @@
+"""``placement-status upgrade check``: is this deployment ready to serve?
+
+Exit status follows the OpenStack upgrade-check convention: 0 all checks
+passed, 1 a warning, 2 a failure.
+"""
+
+import sys
+
+from oslo_config import cfg
+
+from placement import config_loader
+from placement import policy
+from placement.storage import engine
+from placement.storage import migration
+
+SUCCESS, WARNING, FAILURE = 0, 1, 2
+_NAMES = {SUCCESS: 'Success', WARNING: 'Warning', FAILURE: 'Failure'}
+
+
+def check_database(conf):
+    db = engine.Database.from_conf(conf)
+    try:
+        current = migration.current_revision(db.engine)
+    except Exception as exc:  # any driver error means "cannot reach it"
+        return FAILURE, 'Cannot read the database: %s' % exc
+    finally:
+        db.dispose()
+    head = migration.head_revision()
+    if current != head:
+        return FAILURE, ('Database schema is at %s, the code needs %s: run '
+                         '"placement-manage db sync".' % (current, head))
+    return SUCCESS, 'Database schema is at %s.' % head
+
+
+def check_policy(conf):
+    try:
+        policy.build_enforcer(conf)
+    except Exception as exc:  # a malformed policy file of any kind
+        return FAILURE, 'Policy file cannot be used: %s' % exc
+    return SUCCESS, 'Policy rules load.'
+
+
+CHECKS = (('Database schema', check_database),
+          ('Policy file', check_policy))
+
+
+def upgrade_check(conf):
+    worst = SUCCESS
+    for title, check in CHECKS:
+        code, detail = check(conf)
+        worst = max(worst, code)
+        print('Check: %s\n  Result: %s\n  Details: %s'
+              % (title, _NAMES[code], detail))
+    return worst
+
+
+def _add_parsers(subparsers):
+    upgrade = subparsers.add_parser('upgrade', help='Upgrade readiness.')
+    actions = upgrade.add_subparsers(dest='action')
+    actions.required = True
+    actions.add_parser('check', help='Run the upgrade checks.')
+
+
+def main(argv=None):
+    command = cfg.SubCommandOpt('category', handler=_add_parsers)
+    conf = config_loader.load(sys.argv[1:] if argv is None else argv,
+                              cli_opts=[command], setup_logging=False)
+    return upgrade_check(conf)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,54 @@
+"""Configuration: every option upstream Placement registers, same groups and names.
+
+An operator's existing ``placement.conf`` must load unchanged, so option
+names, groups and choices follow upstream.  The help text is ours.
+"""
+
+from oslo_config import cfg
+from oslo_log import log as logging
+from oslo_middleware import cors
+from oslo_middleware import http_proxy_to_wsgi
+
+from placement.conf import api
+from placement.conf import database
+from placement.conf import paths
+from placement.conf import placement
+from placement.conf import policy
+
+_MODULES = (api, database, paths, placement, policy)
+
+
+def register_opts(conf):
+    """Register every option the service reads on ``conf``."""
+    for module in _MODULES:
+        module.register_opts(conf)
+    logging.register_options(conf)
+    conf.register_opts(cors.CORS_OPTS, 'cors')
+    conf.register_opts(http_proxy_to_wsgi.OPTS, 'oslo_middleware')
+
+
+def new_config():
+    """A fresh ConfigOpts with our options registered (tests use many)."""
+    conf = cfg.ConfigOpts()
+    register_opts(conf)
+    return conf
+
+
+def list_opts():
+    """Entry point for ``oslo-config-generator`` (namespace placement.conf)."""
+    opts = {}
+    for module in _MODULES:
+        for group, group_opts in module.list_opts().items():
+            opts.setdefault(group, []).extend(group_opts)
+    opts.setdefault('cors', []).extend(cors.CORS_OPTS)
+    return [(group, group_opts) for group, group_opts in opts.items()]
+
+
+def set_lib_defaults():
+    """Defaults we choose for library options (``oslo.config.opts.defaults``)."""
+    cors.set_defaults(
+        allow_headers=['X-Auth-Token', 'X-OpenStack-Request-ID',
+                       'OpenStack-API-Version'],
+        expose_headers=['X-Auth-Token', 'X-OpenStack-Request-ID',
+                        'OpenStack-API-Version'],
+        allow_methods=['GET', 'PUT', 'POST', 'DELETE'])

@@ -1,0 +1,55 @@
+"""Load configuration the same way for every entry point.
+
+With no configuration file anywhere, the service runs in its embedded
+mode: SQLite under ``state_path``, noauth2, listening on loopback only.
+That is the zero-setup way to try it; every start says so in the log.
+"""
+
+import logging
+import os
+
+from oslo_config import cfg
+from oslo_log import log as oslo_log
+
+from placement import conf as placement_conf
+
+LOG = logging.getLogger(__name__)
+
+CONFIG_DIR_ENV = 'OS_PLACEMENT_CONFIG_DIR'
+CONFIG_FILE_ENV = 'PLACEMENT_CONFIG_FILE'
+
+
+def load(argv=None, cli_opts=(), default_config_files=None,
+         setup_logging=True):
+    """Parse ``argv`` and config files into a new ConfigOpts."""
+    conf = placement_conf.new_config()
+    if cli_opts:
+        conf.register_cli_opts(cli_opts)
+    conf(argv if argv is not None else [], project='placement',
+         default_config_files=default_config_files)
+    embedded = not conf.config_file and not conf.config_dir
+    if embedded:
+        conf.set_default('auth_strategy', 'noauth2', group='api')
+    if setup_logging:
+        oslo_log.setup(conf, 'placement')
+    if embedded:
+        LOG.warning('No configuration file found: running embedded, with '
+                    'an SQLite database in %s and auth_strategy noauth2 '
+                    '(no authentication; do not expose this beyond '
+                    'localhost).', conf.state_path)
+    return conf
+
+
+def wsgi_config_files():
+    """Config files for a WSGI server: $PLACEMENT_CONFIG_FILE, else
+    placement.conf in $OS_PLACEMENT_CONFIG_DIR (upstream's variable), else
+    oslo.config's usual search path."""
+    explicit = os.environ.get(CONFIG_FILE_ENV)
+    if explicit:
+        return [explicit]
+    config_dir = os.environ.get(CONFIG_DIR_ENV)
+    if config_dir:
+        candidate = os.path.join(config_dir, 'placement.conf')
+        if os.path.exists(candidate):
+            return [candidate]
+    return None

@@ -1,0 +1,130 @@
+"""HTTP errors in upstream Placement's JSON error format (codes: error_codes).
+
+Every error response carries ``{"errors": [{"status", "title", "detail",
+"request_id"[, "code"]}]}``; ``code`` appears from microversion 1.23.  The
+``detail`` starts with the generic explanation of the status and then the
+specific message, the shape clients of upstream have learned to read.
+"""
+
+import http
+import json
+
+import falcon
+
+from placement import microversion
+from placement.error_codes import DEFAULT
+
+ERROR_CODE_MICROVERSION = (1, 23)
+
+_EXPLANATIONS = {
+    400: 'The server could not comply with the request since it is either '
+         'malformed or otherwise incorrect.',
+    401: 'This server could not verify that you are authorized to access '
+         'the document you requested.',
+    403: 'Access was denied to this resource.',
+    404: 'The resource could not be found.',
+    405: 'The method {method} is not allowed for this resource.',
+    406: 'The resource could not be generated that was acceptable to your '
+         'browser (content of type {accept}).',
+    409: 'There was a conflict when trying to complete your request.',
+    415: 'The request media type {content_type} is not supported by this '
+         'server.',
+    500: 'The server has either erred or is incapable of performing the '
+         'requested operation.',
+    503: 'The server is currently unavailable. Please try again at a later '
+         'time.',
+}
+
+
+class PlacementError(falcon.HTTPError):
+    """An HTTP error with a Placement error code."""
+
+    status = falcon.HTTP_400
+
+    def __init__(self, detail='', code=DEFAULT, headers=None, status=None):
+        super().__init__(status or self.status, description=detail,
+                         headers=headers)
+        self.code = code
+
+
+class BadRequest(PlacementError):
+    status = falcon.HTTP_400
+
+
+class Forbidden(PlacementError):
+    status = falcon.HTTP_403
+
+
+class NotFound(PlacementError):
+    status = falcon.HTTP_404
+
+
+class Conflict(PlacementError):
+    status = falcon.HTTP_409
+
+
+class NotAcceptable(PlacementError):
+    status = falcon.HTTP_406
+
+
+class UnsupportedMediaType(PlacementError):
+    status = falcon.HTTP_415
+
+
+class Unauthorized(PlacementError):
+    status = falcon.HTTP_401
+
+
+class MethodNotAllowed(PlacementError):
+    status = falcon.HTTP_405
+
+    def __init__(self, req, allowed):
+        super().__init__(
+            'The method specified is not allowed for this resource.',
+            headers={'Allow': ', '.join(allowed)})
+
+
+def _explanation(req, status_code):
+    template = _EXPLANATIONS.get(status_code, '')
+    return template.format(method=req.method,
+                           accept=req.get_header('Accept') or '',
+                           content_type=req.content_type)
+
+
+def error_body(req, error):
+    """The error document for ``error`` (a falcon.HTTPError)."""
+    status_code = error.status_code
+    detail = error.description or ''
+    entry = {
+        'status': status_code,
+        'title': http.HTTPStatus(status_code).phrase,
+        'detail': '%s\n\n %s  ' % (_explanation(req, status_code), detail),
+    }
+    version = getattr(req.context, 'microversion', None)
+    if version is not None and tuple(version) >= ERROR_CODE_MICROVERSION:
+        # falcon's own errors have code None: they are undefined to us.
+        entry['code'] = getattr(error, 'code', None) or DEFAULT
+    request_id = req.env.get('openstack.request_id')
+    if request_id:
+        entry['request_id'] = request_id
+    if status_code == 406 and version is None:
+        entry['max_version'] = microversion.MAX_VERSION_STRING
+        entry['min_version'] = microversion.MIN_VERSION_STRING
+    return {'errors': [entry]}
+
+
+def serialize_error(req, resp, error):
+    """Falcon error serializer: JSON unless the client clearly wants text."""
+    body = error_body(req, error)
+    accept = req.get_header('Accept')
+    preferred = (req.client_prefers(('application/json', 'text/html',
+                                     'text/plain'))
+                 if accept else 'application/json')
+    if preferred in (None, 'application/json'):
+        resp.content_type = 'application/json'
+        resp.text = json.dumps(body)
+        return
+    entry = body['errors'][0]
+    text = '%s %s\n\n%s' % (entry['status'], entry['title'], entry['detail'])
+    resp.content_type = '%s; charset=UTF-8' % preferred
+    resp.text = text

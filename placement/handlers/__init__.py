@@ -1,0 +1,1 @@
+"""HTTP handlers: one module per API resource, falcon resource classes."""

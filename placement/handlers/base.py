@@ -1,0 +1,127 @@
+"""What every handler module shares: the resource base class, version
+gates, JSON bodies, and the mapping of storage failures to HTTP errors."""
+
+import functools
+import json
+import uuid
+
+import falcon
+import jsonschema
+
+from placement import errors
+from placement import microversion
+from placement.storage import exceptions as storage_exc
+
+JSON = 'application/json'
+_HTTP_METHODS = ('GET', 'PUT', 'POST', 'DELETE', 'PATCH', 'HEAD')
+
+
+class Resource:
+    """Base for falcon resources: unsupported methods (OPTIONS included)
+    answer 405 with an Allow header naming only the supported ones."""
+
+    def allowed_methods(self):
+        return [m for m in _HTTP_METHODS
+                if hasattr(self, 'on_%s' % m.lower())]
+
+    def on_options(self, req, resp, **params):
+        raise errors.MethodNotAllowed(req, self.allowed_methods())
+
+
+def gated(min_version=None, max_version=None, status=404):
+    """Serve the decorated responder only for microversions in [min, max].
+
+    Outside the range the request is answered as if the route (404) or
+    the method (405) did not exist at that version, as upstream does.
+    """
+    low = microversion.as_tuple(min_version) or microversion.MIN_VERSION
+    high = microversion.as_tuple(max_version) or microversion.MAX_VERSION
+
+    def decorator(responder):
+        @functools.wraps(responder)
+        def wrapper(resource, req, resp, *args, **kwargs):
+            if not low <= tuple(req.context.microversion) <= high:
+                if status == 405:
+                    raise errors.MethodNotAllowed(
+                        req, resource.allowed_methods())
+                raise errors.NotFound()
+            return responder(resource, req, resp, *args, **kwargs)
+        return wrapper
+    return decorator
+
+
+def require_json(responder):
+    """415 unless the request body is declared as JSON."""
+    @functools.wraps(responder)
+    def wrapper(resource, req, resp, *args, **kwargs):
+        content_type = (req.content_type or '').split(';')[0].strip()
+        if content_type != JSON:
+            raise errors.UnsupportedMediaType(
+                'The media type %s is not supported, use %s'
+                % (content_type or None, JSON))
+        return responder(resource, req, resp, *args, **kwargs)
+    return wrapper
+
+
+_FORMAT_CHECKER = jsonschema.FormatChecker()
+
+
+@_FORMAT_CHECKER.checks('uuid')
+def _is_uuid(instance):
+    if not isinstance(instance, str):
+        return True
+    try:
+        uuid.UUID(instance)
+    except ValueError:
+        return False
+    return True
+
+
+def validate(data, schema):
+    """400 with jsonschema's message unless ``data`` matches ``schema``."""
+    try:
+        jsonschema.validate(data, schema, format_checker=_FORMAT_CHECKER)
+    except jsonschema.ValidationError as exc:
+        raise errors.BadRequest('JSON does not validate: %s' % exc)
+
+
+def read_json(req, schema=None):
+    """The request body parsed (and validated against ``schema``)."""
+    raw = req.bounded_stream.read()
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise errors.BadRequest('Malformed JSON: %s' % exc)
+    if schema is not None:
+        validate(data, schema)
+    return data
+
+
+def send_json(req, resp, body, status=falcon.HTTP_200):
+    resp.status = status
+    resp.content_type = JSON
+    resp.text = json.dumps(body)
+
+
+def send_cache_headers(req, resp, last_modified):
+    """From 1.15, ``Last-Modified`` and ``Cache-Control: no-cache``."""
+    if microversion.is_at_least(req, '1.15'):
+        resp.cache_control = ['no-cache']
+        resp.last_modified = last_modified
+
+
+_STATUS_FOR_STORAGE_ERROR = (
+    (storage_exc.NotFound, errors.NotFound),
+    (storage_exc.Conflict, errors.Conflict),
+    (storage_exc.InvalidInput, errors.BadRequest),
+    (storage_exc.ReadOnly, errors.BadRequest),
+)
+
+
+def storage_error_handler(req, resp, exc, params):
+    """Falcon error handler: a storage failure becomes its HTTP error."""
+    for storage_class, http_class in _STATUS_FOR_STORAGE_ERROR:
+        if isinstance(exc, storage_class):
+            raise http_class(exc.message, code=exc.code)
+    raise errors.PlacementError(exc.message, code=exc.code,
+                                status=falcon.HTTP_500)

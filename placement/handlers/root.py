@@ -1,0 +1,22 @@
+"""``GET /``: version discovery, open to anyone."""
+
+import datetime
+
+from placement import microversion
+from placement.handlers import base
+
+
+class Root(base.Resource):
+
+    def on_get(self, req, resp):
+        base.send_json(req, resp, {'versions': [{
+            'id': 'v%s' % microversion.MIN_VERSION_STRING,
+            'max_version': microversion.MAX_VERSION_STRING,
+            'min_version': microversion.MIN_VERSION_STRING,
+            'status': 'CURRENT',
+            # Relative on purpose: the service need not know the address
+            # clients (or proxies) reach it by.
+            'links': [{'rel': 'self', 'href': ''}],
+        }]})
+        base.send_cache_headers(
+            req, resp, datetime.datetime.now(datetime.timezone.utc))

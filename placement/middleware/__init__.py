@@ -1,0 +1,1 @@
+"""Cross-cutting request handling: WSGI wrappers and falcon middleware."""

@@ -1,0 +1,25 @@
+"""Falcon middleware negotiating ``OpenStack-API-Version: placement X.Y``."""
+
+from placement import errors
+from placement import microversion
+
+_VARY = microversion.HEADER.lower()
+
+
+class MicroversionMiddleware:
+
+    def process_request(self, req, resp):
+        try:
+            req.context.microversion = microversion.parse(req.env)
+        except TypeError as exc:
+            raise errors.BadRequest(str(exc).split(';')[0])
+        except ValueError as exc:
+            raise errors.NotAcceptable(str(exc))
+
+    def process_response(self, req, resp, resource, req_succeeded):
+        version = req.context.microversion
+        if version is None:
+            return
+        resp.set_header(microversion.HEADER, '%s %s' % (
+            microversion.SERVICE_TYPE, microversion.version_string(version)))
+        resp.append_header('Vary', _VARY)

@@ -1,0 +1,145 @@
+"""Engines, transactions and retries.
+
+Every request runs its storage work inside ``Database.run``: one
+transaction, committed on success and rolled back on any exception, so a
+failed write leaves the database exactly as before.  Transient failures (a
+connection the server dropped, a PostgreSQL serialization failure or
+deadlock, SQLite's busy lock) roll back and run the whole function again,
+which is why storage functions must be free of side effects outside the
+database.
+"""
+
+import logging
+import os
+import time
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy import exc as sa_exc
+
+LOG = logging.getLogger(__name__)
+
+# PostgreSQL SQLSTATEs worth a fresh attempt: serialization_failure,
+# deadlock_detected.
+_RETRY_PGCODES = {'40001', '40P01'}
+_ATTEMPTS = 5
+
+
+def build_url(conf):
+    """The SQLAlchemy URL from [placement_database], or the embedded default."""
+    url = conf.placement_database.connection
+    if not url:
+        state_path = conf.state_path
+        os.makedirs(state_path, exist_ok=True)
+        url = 'sqlite:///%s' % os.path.join(state_path, 'placement.sqlite')
+    params = conf.placement_database.connection_parameters
+    if params:
+        url += ('&' if '?' in url else '?') + params
+    return url
+
+
+def _transient(error):
+    """True if ``error`` is worth retrying the transaction for."""
+    if not isinstance(error, sa_exc.DBAPIError):
+        return False
+    if error.connection_invalidated:
+        return True
+    orig = error.orig
+    if getattr(orig, 'pgcode', None) in _RETRY_PGCODES:
+        return True
+    message = str(orig).lower()
+    return ('database is locked' in message
+            or 'server closed the connection' in message
+            or 'connection already closed' in message)
+
+
+def _configure_sqlite(engine, synchronous):
+    """Foreign keys on, WAL, and explicit BEGIN so writers lock up front.
+
+    pysqlite's own transaction handling starts a deferred transaction at
+    the first write, which lets two writers each hold a read lock and then
+    deadlock on upgrade ("database is locked").  Beginning writes with
+    BEGIN IMMEDIATE serialises writers at the start instead, and the busy
+    timeout makes the second one wait rather than fail.
+    """
+    @event.listens_for(engine, 'connect')
+    def on_connect(dbapi_connection, _record):
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute('PRAGMA foreign_keys = ON')
+        cursor.execute('PRAGMA busy_timeout = 30000')
+        if engine.url.database not in (None, '', ':memory:'):
+            cursor.execute('PRAGMA journal_mode = WAL')
+        cursor.execute('PRAGMA synchronous = %s'
+                       % ('NORMAL' if synchronous else 'OFF'))
+        cursor.close()
+
+    @event.listens_for(engine, 'begin')
+    def on_begin(connection):
+        write = connection.get_execution_options().get('placement_write')
+        connection.exec_driver_sql('BEGIN IMMEDIATE' if write else 'BEGIN')
+
+
+def create_engine(url, *, pool_size=5, max_overflow=50, pool_timeout=30,
+                  recycle=3600, sqlite_synchronous=True, echo=False):
+    """An Engine tuned for its backend."""
+    url = sa.engine.make_url(url)
+    if url.get_backend_name() == 'sqlite':
+        engine = sa.create_engine(url, echo=echo)
+        _configure_sqlite(engine, sqlite_synchronous)
+        return engine
+    return sa.create_engine(
+        url, echo=echo, pool_pre_ping=True, pool_size=pool_size,
+        max_overflow=max_overflow, pool_timeout=pool_timeout,
+        pool_recycle=recycle)
+
+
+class Database:
+    """One engine and the transaction discipline around it."""
+
+    def __init__(self, engine):
+        self.engine = engine
+
+    @classmethod
+    def from_conf(cls, conf):
+        group = conf.placement_database
+        return cls(create_engine(
+            build_url(conf),
+            pool_size=group.max_pool_size,
+            max_overflow=group.max_overflow,
+            pool_timeout=group.pool_timeout,
+            recycle=group.connection_recycle_time,
+            sqlite_synchronous=group.sqlite_synchronous,
+            echo=group.connection_debug >= 50))
+
+    @property
+    def backend(self):
+        return self.engine.url.get_backend_name()
+
+    def run(self, fn, *args, write=False, **kwargs):
+        """Call ``fn(conn, *args, **kwargs)`` in one transaction.
+
+        The transaction is retried from the start on transient errors.
+        """
+        for attempt in range(1, _ATTEMPTS + 1):
+            try:
+                with self.engine.connect() as conn:
+                    if write:
+                        conn = conn.execution_options(placement_write=True)
+                    with conn.begin():
+                        return fn(conn, *args, **kwargs)
+            except sa_exc.DBAPIError as error:
+                if attempt == _ATTEMPTS or not _transient(error):
+                    raise
+                LOG.info('Retrying transaction after transient error '
+                         '(attempt %d): %s', attempt, error.orig)
+                time.sleep(0.01 * 2 ** attempt)
+
+    def read(self, fn, *args, **kwargs):
+        return self.run(fn, *args, write=False, **kwargs)
+
+    def write(self, fn, *args, **kwargs):
+        return self.run(fn, *args, write=True, **kwargs)
+
+    def dispose(self):
+        self.engine.dispose()

@@ -1,0 +1,36 @@
+"""Schema migrations with alembic, driven from code (no alembic.ini needed)."""
+
+import os
+
+from alembic import command
+from alembic import config as alembic_config
+from alembic import migration as alembic_migration
+from alembic import script as alembic_script
+
+import placement.migrations
+
+
+def _config(connection=None):
+    cfg = alembic_config.Config()
+    cfg.set_main_option('script_location',
+                        os.path.dirname(placement.migrations.__file__))
+    cfg.attributes['connection'] = connection
+    return cfg
+
+
+def upgrade(engine, revision='head'):
+    """Bring the schema to ``revision``; a no-op when it is already there."""
+    with engine.begin() as connection:
+        command.upgrade(_config(connection), revision)
+
+
+def current_revision(engine):
+    """The revision the database is at, or None for an empty database."""
+    with engine.connect() as connection:
+        return alembic_migration.MigrationContext.configure(
+            connection).get_current_revision()
+
+
+def head_revision():
+    return alembic_script.ScriptDirectory.from_config(
+        _config()).get_current_head()

@@ -1,0 +1,65 @@
+"""Provider lookups and the generation compare-and-swap every writer uses.
+
+Inventories, traits and aggregates all change "a provider's view", and each
+such write must bump the provider's generation exactly when the caller's
+generation is current.  Keeping that one statement here means no module can
+get it subtly wrong.
+"""
+
+import sqlalchemy as sa
+
+from placement.storage import exceptions
+from placement.storage import tables
+
+_RP = tables.resource_providers
+_PARENT = _RP.alias('parent')
+_ROOT = _RP.alias('root')
+
+PROVIDER_COLUMNS = (
+    _RP.c.id, _RP.c.uuid, _RP.c.name, _RP.c.generation,
+    _RP.c.parent_provider_id, _RP.c.root_provider_id,
+    _RP.c.created_at, _RP.c.updated_at,
+    _PARENT.c.uuid.label('parent_provider_uuid'),
+    _ROOT.c.uuid.label('root_provider_uuid'),
+)
+
+
+def provider_select():
+    """SELECT of providers with parent and root uuids joined in."""
+    return sa.select(*PROVIDER_COLUMNS).select_from(
+        _RP.outerjoin(_PARENT, _RP.c.parent_provider_id == _PARENT.c.id)
+        .outerjoin(_ROOT, _RP.c.root_provider_id == _ROOT.c.id))
+
+
+def find_by_uuid(conn, uuid):
+    """The provider as a dict, or None."""
+    row = conn.execute(provider_select().where(_RP.c.uuid == uuid)).first()
+    return dict(row._mapping) if row else None
+
+
+def get_by_uuid(conn, uuid):
+    """The provider as a dict; NotFound names the uuid."""
+    provider = find_by_uuid(conn, uuid)
+    if provider is None:
+        raise exceptions.NotFound(
+            'No resource provider with uuid %s found' % uuid,
+            code=exceptions.codes.RESOURCE_PROVIDER_NOT_FOUND)
+    return provider
+
+
+def increment_generation(conn, provider_id, expected_generation):
+    """Bump the generation iff it is still ``expected_generation``.
+
+    Returns the new generation; raises ConcurrentUpdate when another
+    writer got there first (the caller's transaction then rolls back).
+    """
+    result = conn.execute(
+        _RP.update()
+        .where(_RP.c.id == provider_id,
+               _RP.c.generation == expected_generation)
+        .values(generation=expected_generation + 1,
+                updated_at=tables.utcnow()))
+    if result.rowcount != 1:
+        raise exceptions.ConcurrentUpdate(
+            'resource provider generation conflict')
+    return expected_generation + 1

@@ -1,0 +1,175 @@
+"""The schema, in SQLAlchemy Core.
+
+Table and column names are upstream Placement's, so that a database written
+by upstream can be read by this service (and the reverse); the migrations in
+``migrations/`` create exactly this.  Foreign keys with ``ON DELETE CASCADE``
+let a provider's dependent rows go with it in one statement.
+"""
+
+import datetime
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData(naming_convention={
+    'ix': 'ix_%(table_name)s_%(column_0_N_name)s',
+    'uq': 'uniq_%(table_name)s0%(column_0_N_name)s',
+    'fk': 'fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s',
+    'pk': 'pk_%(table_name)s',
+})
+
+
+def utcnow():
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+def _timestamps():
+    return (sa.Column('created_at', sa.DateTime, default=utcnow),
+            sa.Column('updated_at', sa.DateTime, onupdate=utcnow))
+
+
+resource_classes = sa.Table(
+    'resource_classes', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column('name', sa.String(255), nullable=False),
+    *_timestamps(),
+    sa.UniqueConstraint('name'),
+)
+
+resource_providers = sa.Table(
+    'resource_providers', metadata,
+    sa.Column('id', sa.Integer, primary_key=True),
+    sa.Column('uuid', sa.String(36), nullable=False),
+    sa.Column('name', sa.Unicode(200), nullable=True),
+    sa.Column('generation', sa.Integer, nullable=False, default=0),
+    sa.Column('root_provider_id', sa.Integer,
+              sa.ForeignKey('resource_providers.id'), nullable=True),
+    sa.Column('parent_provider_id', sa.Integer,
+              sa.ForeignKey('resource_providers.id'), nullable=True),
+    *_timestamps(),
+    sa.UniqueConstraint('uuid'),
+    sa.UniqueConstraint('name'),
+    sa.Index('resource_providers_root_provider_id_idx', 'root_provider_id'),
+    sa.Index('resource_providers_parent_provider_id_idx',
+             'parent_provider_id'),
+)
+
+inventories = sa.Table(
+    'inventories', metadata,
+    sa.Column('id', sa.Integer, primary_key=True),
+    sa.Column('resource_provider_id', sa.Integer,
+              sa.ForeignKey('resource_providers.id', ondelete='CASCADE'),
+              nullable=False),
+    sa.Column('resource_class_id', sa.Integer,
+              sa.ForeignKey('resource_classes.id'), nullable=False),
+    sa.Column('total', sa.Integer, nullable=False),
+    sa.Column('reserved', sa.Integer, nullable=False),
+    sa.Column('min_unit', sa.Integer, nullable=False),
+    sa.Column('max_unit', sa.Integer, nullable=False),
+    sa.Column('step_size', sa.Integer, nullable=False),
+    sa.Column('allocation_ratio', sa.Float, nullable=False),
+    *_timestamps(),
+    sa.UniqueConstraint(
+        'resource_provider_id', 'resource_class_id',
+        name='uniq_inventories0resource_provider_resource_class'),
+    sa.Index('inventories_resource_class_id_idx', 'resource_class_id'),
+)
+
+allocations = sa.Table(
+    'allocations', metadata,
+    sa.Column('id', sa.Integer, primary_key=True),
+    sa.Column('resource_provider_id', sa.Integer,
+              sa.ForeignKey('resource_providers.id'), nullable=False),
+    sa.Column('consumer_id', sa.String(36), nullable=False),
+    sa.Column('resource_class_id', sa.Integer,
+              sa.ForeignKey('resource_classes.id'), nullable=False),
+    sa.Column('used', sa.Integer, nullable=False),
+    *_timestamps(),
+    sa.Index('allocations_resource_provider_class_used_idx',
+             'resource_provider_id', 'resource_class_id', 'used'),
+    sa.Index('allocations_resource_class_id_idx', 'resource_class_id'),
+    sa.Index('allocations_consumer_id_idx', 'consumer_id'),
+)
+
+placement_aggregates = sa.Table(
+    'placement_aggregates', metadata,
+    sa.Column('id', sa.Integer, primary_key=True),
+    sa.Column('uuid', sa.String(36), nullable=False),
+    *_timestamps(),
+    sa.UniqueConstraint('uuid'),
+)
+
+resource_provider_aggregates = sa.Table(
+    'resource_provider_aggregates', metadata,
+    sa.Column('resource_provider_id', sa.Integer,
+              sa.ForeignKey('resource_providers.id', ondelete='CASCADE'),
+              primary_key=True),
+    sa.Column('aggregate_id', sa.Integer,
+              sa.ForeignKey('placement_aggregates.id'), primary_key=True),
+    *_timestamps(),
+    sa.Index('resource_provider_aggregates_aggregate_id_idx',
+             'aggregate_id'),
+)
+
+traits = sa.Table(
+    'traits', metadata,
+    sa.Column('id', sa.Integer, primary_key=True),
+    sa.Column('name', sa.Unicode(255), nullable=False),
+    *_timestamps(),
+    sa.UniqueConstraint('name'),
+)
+
+resource_provider_traits = sa.Table(
+    'resource_provider_traits', metadata,
+    sa.Column('trait_id', sa.Integer, sa.ForeignKey('traits.id'),
+              primary_key=True),
+    sa.Column('resource_provider_id', sa.Integer,
+              sa.ForeignKey('resource_providers.id', ondelete='CASCADE'),
+              primary_key=True),
+    *_timestamps(),
+    sa.Index('resource_provider_traits_resource_provider_trait_idx',
+             'resource_provider_id', 'trait_id'),
+)
+
+projects = sa.Table(
+    'projects', metadata,
+    sa.Column('id', sa.Integer, primary_key=True),
+    sa.Column('external_id', sa.String(255), nullable=False),
+    *_timestamps(),
+    sa.UniqueConstraint('external_id'),
+)
+
+users = sa.Table(
+    'users', metadata,
+    sa.Column('id', sa.Integer, primary_key=True),
+    sa.Column('external_id', sa.String(255), nullable=False),
+    *_timestamps(),
+    sa.UniqueConstraint('external_id'),
+)
+
+consumer_types = sa.Table(
+    'consumer_types', metadata,
+    sa.Column('id', sa.Integer, primary_key=True),
+    sa.Column('name', sa.Unicode(255), nullable=False),
+    *_timestamps(),
+    sa.UniqueConstraint('name'),
+)
+
+consumers = sa.Table(
+    'consumers', metadata,
+    sa.Column('id', sa.Integer, primary_key=True),
+    sa.Column('uuid', sa.String(36), nullable=False),
+    sa.Column('project_id', sa.Integer, sa.ForeignKey('projects.id'),
+              nullable=False),
+    sa.Column('user_id', sa.Integer, sa.ForeignKey('users.id'),
+              nullable=False),
+    sa.Column('generation', sa.Integer, nullable=False, default=0,
+              server_default='0'),
+    sa.Column('consumer_type_id', sa.Integer,
+              sa.ForeignKey('consumer_types.id'), nullable=True),
+    *_timestamps(),
+    sa.UniqueConstraint('uuid'),
+    sa.Index('consumers_project_id_uuid_idx', 'project_id', 'uuid'),
+    sa.Index('consumers_project_id_user_id_uuid_idx', 'project_id',
+             'user_id', 'uuid'),
+    sa.Index('consumers_consumer_type_id_idx', 'consumer_type_id'),
+)

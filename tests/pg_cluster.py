@@ -1,0 +1,90 @@
+"""A throwaway PostgreSQL cluster for the test session.
+
+Started from the machine's PostgreSQL binaries in a temp dir, listening on a
+free loopback port, trusting local connections, and removed afterwards.
+initdb refuses to run as root, so as root the cluster belongs to the
+``postgres`` (or ``nobody``) account.
+"""
+
+import glob
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+
+
+def _free_port():
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+def find_bindir():
+    explicit = os.environ.get('PLACEMENT_TEST_PG_BINDIR')
+    candidates = [explicit] if explicit else []
+    candidates += sorted(glob.glob('/usr/lib/postgresql/*/bin'),
+                         key=lambda p: int(p.split('/')[-2]), reverse=True)
+    pg_ctl = shutil.which('pg_ctl')
+    if pg_ctl:
+        candidates.append(os.path.dirname(pg_ctl))
+    for directory in candidates:
+        if os.path.exists(os.path.join(directory, 'pg_ctl')):
+            return directory
+    raise RuntimeError('PostgreSQL binaries not found: install PostgreSQL or '
+                       'set PLACEMENT_TEST_PG_BINDIR')
+
+
+class Cluster:
+
+    def __init__(self):
+        self.bindir = find_bindir()
+        self.root = tempfile.mkdtemp(prefix='placement-test-pg-')
+        self.port = None
+        self.account = None
+        if os.geteuid() == 0:
+            for name in ('postgres', 'nobody'):
+                try:
+                    self.account = pwd.getpwnam(name)
+                    break
+                except KeyError:
+                    continue
+            os.chown(self.root, self.account.pw_uid, self.account.pw_gid)
+        self.data = os.path.join(self.root, 'data')
+
+    def _run(self, *args):
+        kwargs = {'stdout': subprocess.PIPE, 'stderr': subprocess.STDOUT,
+                  'text': True, 'env': dict(os.environ, LC_ALL='C', LANG='C')}
+        if self.account is not None:
+            kwargs.update(user=self.account.pw_uid,
+                          group=self.account.pw_gid, extra_groups=[],
+                          cwd=self.root)
+        proc = subprocess.run([os.path.join(self.bindir, args[0])]
+                              + list(args[1:]), **kwargs)
+        if proc.returncode != 0:
+            raise RuntimeError('%s failed: %s' % (args[0], proc.stdout))
+        return proc.stdout
+
+    def start(self):
+        self._run('initdb', '-D', self.data, '-U', 'postgres',
+                  '--auth=trust', '-E', 'UTF8', '--no-locale', '--no-sync')
+        self.port = _free_port()
+        options = ('-c listen_addresses=127.0.0.1 -p %d -k %s -c fsync=off '
+                   '-c synchronous_commit=off -c full_page_writes=off '
+                   '-c max_connections=200' % (self.port, self.root))
+        self._run('pg_ctl', '-D', self.data, '-l',
+                  os.path.join(self.root, 'log'), '-w', '-o', options,
+                  'start')
+        return self
+
+    def url(self, database):
+        return ('postgresql+psycopg2://postgres@127.0.0.1:%d/%s'
+                % (self.port, database))
+
+    def stop(self):
+        try:
+            self._run('pg_ctl', '-D', self.data, '-m', 'immediate', '-w',
+                      'stop')
+        finally:
+            shutil.rmtree(self.root, ignore_errors=True)

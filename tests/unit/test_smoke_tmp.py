@@ -1,0 +1,3 @@
+def test_root(client):
+    resp = client.get('/', version=None)
+    assert resp.json['versions'][0]['max_version'] == '1.39'
