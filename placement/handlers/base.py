@@ -103,6 +103,11 @@ def send_json(req, resp, body, status=falcon.HTTP_200):
     resp.text = json.dumps(body)
 
 
+def url(req, *parts):
+    """An absolute path within the service, honouring its mount point."""
+    return '/'.join((req.root_path or '',) + parts)
+
+
 def send_cache_headers(req, resp, last_modified):
     """From 1.15, ``Last-Modified`` and ``Cache-Control: no-cache``."""
     if microversion.is_at_least(req, '1.15'):

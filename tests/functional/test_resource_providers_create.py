@@ -1,0 +1,72 @@
+"""Creating and showing resource providers."""
+
+import uuid
+
+
+def test_create_at_1_0_answers_201_with_location(client):
+    rp_uuid = str(uuid.uuid4())
+    resp = client.post('/resource_providers', version='1.0',
+                       json={'name': 'cn1', 'uuid': rp_uuid}, status=201)
+    assert resp.headers['Location'].endswith('/resource_providers/' + rp_uuid)
+    assert resp.body == b''
+
+
+def test_create_at_1_20_returns_the_provider(client):
+    resp = client.post('/resource_providers', version='1.20',
+                       json={'name': 'cn1'}, status=200)
+    body = resp.json
+    assert body['generation'] == 0
+    assert body['root_provider_uuid'] == body['uuid']
+    assert body['parent_provider_uuid'] is None
+    assert resp.headers['Cache-Control'] == 'no-cache'
+    assert 'Last-Modified' in resp.headers
+
+
+def test_child_gets_parent_and_root(client):
+    root = client.post('/resource_providers', json={'name': 'root'}).json
+    child = client.post('/resource_providers', json={
+        'name': 'child', 'parent_provider_uuid': root['uuid']}).json
+    grandchild = client.post('/resource_providers', json={
+        'name': 'grandchild', 'parent_provider_uuid': child['uuid']}).json
+    assert grandchild['parent_provider_uuid'] == child['uuid']
+    assert grandchild['root_provider_uuid'] == root['uuid']
+
+
+def test_unknown_parent_is_400(client):
+    resp = client.post('/resource_providers', status=400, json={
+        'name': 'orphan', 'parent_provider_uuid': str(uuid.uuid4())})
+    assert 'parent provider UUID does not exist' in resp.text
+
+
+def test_duplicate_name_and_uuid_are_409_with_code(client):
+    first = client.post('/resource_providers', json={'name': 'dup'}).json
+    resp = client.post('/resource_providers', status=409, json={
+        'name': 'dup', 'uuid': first['uuid']})
+    error = resp.json['errors'][0]
+    assert error['code'] == 'placement.duplicate_name'
+    assert 'uuid: %s' % first['uuid'] in error['detail']
+    assert 'name: dup' in error['detail']
+
+
+def test_uuid_without_dashes_is_normalised(client):
+    raw = uuid.uuid4()
+    body = client.post('/resource_providers',
+                       json={'name': 'n', 'uuid': raw.hex}).json
+    assert body['uuid'] == str(raw)
+
+
+def test_show_links_grow_with_microversion(client):
+    rp = client.post('/resource_providers', json={'name': 'cn'}).json
+    old = client.get('/resource_providers/' + rp['uuid'], version='1.0').json
+    new = client.get('/resource_providers/' + rp['uuid'],
+                     version='1.11').json
+    assert {link['rel'] for link in old['links']} == {
+        'self', 'inventories', 'usages'}
+    assert {link['rel'] for link in new['links']} == {
+        'self', 'inventories', 'usages', 'aggregates', 'traits',
+        'allocations'}
+    assert 'root_provider_uuid' not in old
+
+
+def test_show_unknown_is_404(client):
+    client.get('/resource_providers/%s' % uuid.uuid4(), status=404)
