@@ -37,9 +37,13 @@ class RequestContext:
         try:
             self.enforcer.authorize(action, target, self.credentials,
                                     do_raise=True)
-        except (oslo_policy.PolicyNotAuthorized, oslo_policy.InvalidScope):
+        except oslo_policy.PolicyNotAuthorized:
             raise errors.Forbidden(
                 'Policy does not allow %s to be performed.' % action)
+        except oslo_policy.InvalidScope:
+            # Upstream words a token of the wrong scope differently: its
+            # detail is the bare rule name.
+            raise errors.Forbidden(action)
 
 
 def credentials_from_environ(environ, request_id):

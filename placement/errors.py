@@ -16,6 +16,10 @@ from placement.error_codes import DEFAULT
 
 ERROR_CODE_MICROVERSION = (1, 23)
 
+# What upstream's detail looks like: webob's plain-text rendering of its
+# error page, newlines included.  Most statuses share one layout; the three
+# whose page names a request header have layouts of their own.
+_LAYOUT = '{explanation}\n\n {detail}  '
 _EXPLANATIONS = {
     400: 'The server could not comply with the request since it is either '
          'malformed or otherwise incorrect.',
@@ -23,16 +27,19 @@ _EXPLANATIONS = {
          'the document you requested.',
     403: 'Access was denied to this resource.',
     404: 'The resource could not be found.',
-    405: 'The method {method} is not allowed for this resource.',
-    406: 'The resource could not be generated that was acceptable to your '
-         'browser (content of type {accept}).',
     409: 'There was a conflict when trying to complete your request.',
-    415: 'The request media type {content_type} is not supported by this '
-         'server.',
     500: 'The server has either erred or is incapable of performing the '
          'requested operation.',
     503: 'The server is currently unavailable. Please try again at a later '
          'time.',
+}
+_OWN_LAYOUTS = {
+    405: 'The method {method} is not allowed for this resource. \n\n '
+         '{detail}',
+    406: 'The resource could not be generated that was acceptable to your '
+         'browser (content of type {accept}. \n\n {detail}',
+    415: 'The request media type {content_type} is not supported by this '
+         'server. \n\n {detail}',
 }
 
 
@@ -84,21 +91,23 @@ class MethodNotAllowed(PlacementError):
             headers={'Allow': ', '.join(allowed)})
 
 
-def _explanation(req, status_code):
-    template = _EXPLANATIONS.get(status_code, '')
-    return template.format(method=req.method,
-                           accept=req.get_header('Accept') or '',
-                           content_type=req.content_type)
+def _detail(req, status_code, detail):
+    layout = _OWN_LAYOUTS.get(status_code, _LAYOUT)
+    accept = req.get_header('Accept')
+    if not accept or accept == '*/*':
+        accept = 'application/json'  # what upstream assumes then
+    return layout.format(explanation=_EXPLANATIONS.get(status_code, ''),
+                         detail=detail, method=req.method, accept=accept,
+                         content_type=req.content_type)
 
 
 def error_body(req, error):
     """The error document for ``error`` (a falcon.HTTPError)."""
     status_code = error.status_code
-    detail = error.description or ''
     entry = {
         'status': status_code,
         'title': http.HTTPStatus(status_code).phrase,
-        'detail': '%s\n\n %s  ' % (_explanation(req, status_code), detail),
+        'detail': _detail(req, status_code, error.description or ''),
     }
     version = getattr(req.context, 'microversion', None)
     if version is not None and tuple(version) >= ERROR_CODE_MICROVERSION:

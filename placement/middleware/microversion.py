@@ -12,9 +12,9 @@ class MicroversionMiddleware:
         try:
             req.context.microversion = microversion.parse(req.env)
         except TypeError as exc:
-            raise errors.BadRequest(str(exc).split(';')[0])
+            raise errors.BadRequest('Invalid microversion: %s' % exc)
         except ValueError as exc:
-            raise errors.NotAcceptable(str(exc))
+            raise errors.NotAcceptable('Invalid microversion: %s' % exc)
 
     def process_response(self, req, resp, resource, req_succeeded):
         version = req.context.microversion
