@@ -1,15 +1,138 @@
-"""Handlers for trait endpoints (being written)."""
+"""Handlers for /traits, /traits/{name} and a provider's traits (1.6+)."""
 
+import datetime
+
+import falcon
+import jsonschema
+
+from placement import errors
 from placement.handlers import base
+from placement.policies import trait as policies
+from placement.schemas import trait as schemas
+from placement.storage import exceptions as storage_exc
+from placement.storage import traits as storage
+
+_INVALID_NAME = (
+    'The trait is invalid. A valid trait must be no longer than 255 '
+    'characters, start with the prefix "CUSTOM_" and use following '
+    'characters: "A"-"Z", "0"-"9" and "_"')
+_BAD_NAME_FILTER = (
+    'Badly formatted name parameter. Expected name query string parameter '
+    'in form: ?name=[in|startswith]:[name1,name2|prefix]. Got: "%s"')
+
+
+def _last_modified(traits):
+    """The newest trait row time, or now when there are none."""
+    times = [t['updated_at'] or t['created_at'] for t in traits]
+    times = [t for t in times if t is not None]
+    return max(times) if times else datetime.datetime.now(
+        datetime.timezone.utc)
+
+
+def _query_params(req):
+    """The query string as a dict; a repeated key keeps its last value."""
+    return {key: value[-1] if isinstance(value, list) else value
+            for key, value in req.params.items()}
+
+
+def _list_filters(req):
+    """storage.list_traits keyword arguments from the query string."""
+    params = _query_params(req)
+    try:
+        jsonschema.validate(params, schemas.LIST_QUERY)
+    except jsonschema.ValidationError as exc:
+        raise errors.BadRequest('Invalid query string parameters: %s' % exc)
+    filters = {}
+    if 'name' in params:
+        operator, sep, value = params['name'].partition(':')
+        if not sep:
+            raise errors.BadRequest(_BAD_NAME_FILTER % params['name'])
+        # Any other operator is no filter at all, as upstream has it.
+        if operator == 'in':
+            filters['name_in'] = value.split(',')
+        elif operator == 'startswith':
+            filters['prefix'] = value
+    if 'associated' in params:
+        associated = params['associated'].lower()
+        if associated not in ('true', 'false'):
+            raise errors.BadRequest(
+                'The query parameter "associated" only accepts '
+                '"true" or "false"')
+        filters['associated'] = associated == 'true'
+    return filters
+
+
+def _send_traits(req, resp, traits, generation=None):
+    body = {'traits': [t['name'] for t in traits]}
+    if generation is not None:
+        body['resource_provider_generation'] = generation
+    base.send_json(req, resp, body)
+    base.send_cache_headers(req, resp, _last_modified(traits))
 
 
 class Traits(base.Resource):
-    pass
+
+    @base.gated('1.6')
+    def on_get(self, req, resp):
+        req.context.can(policies.TRAITS_LIST)
+        filters = _list_filters(req)
+        _send_traits(req, resp, req.context.db.read(
+            storage.list_traits, **filters))
 
 
 class Trait(base.Resource):
-    pass
+
+    @base.gated('1.6')
+    def on_put(self, req, resp, name):
+        req.context.can(policies.TRAITS_UPDATE)
+        try:
+            jsonschema.validate(name, schemas.CUSTOM_NAME)
+        except jsonschema.ValidationError:
+            raise errors.BadRequest(_INVALID_NAME)
+        trait, created = req.context.db.write(storage.ensure, name)
+        resp.status = falcon.HTTP_201 if created else falcon.HTTP_204
+        resp.location = base.url(req, 'traits', name)
+        base.send_cache_headers(req, resp, trait['created_at'])
+
+    @base.gated('1.6')
+    def on_get(self, req, resp, name):
+        req.context.can(policies.TRAITS_SHOW)
+        trait = req.context.db.read(storage.get_by_name, name)
+        resp.status = falcon.HTTP_204
+        base.send_cache_headers(req, resp, trait['created_at'])
+
+    @base.gated('1.6')
+    def on_delete(self, req, resp, name):
+        req.context.can(policies.TRAITS_DELETE)
+        req.context.db.write(storage.delete, name)
+        resp.status = falcon.HTTP_204
 
 
 class ProviderTraits(base.Resource):
-    pass
+
+    @base.gated('1.6')
+    def on_get(self, req, resp, uuid):
+        req.context.can(policies.RP_TRAIT_LIST)
+        try:
+            provider, traits = req.context.db.read(
+                storage.provider_traits, uuid)
+        except storage_exc.NotFound as exc:
+            # Upstream repeats the reason after its own prefix.
+            raise errors.NotFound('%s: %s' % (exc.message, exc.message))
+        _send_traits(req, resp, traits, provider['generation'])
+
+    @base.gated('1.6')
+    @base.require_json
+    def on_put(self, req, resp, uuid):
+        req.context.can(policies.RP_TRAIT_UPDATE)
+        data = base.read_json(req, schemas.SET_PROVIDER_TRAITS)
+        traits, generation = req.context.db.write(
+            storage.set_provider_traits, uuid, data['traits'],
+            data['resource_provider_generation'])
+        _send_traits(req, resp, traits, generation)
+
+    @base.gated('1.6')
+    def on_delete(self, req, resp, uuid):
+        req.context.can(policies.RP_TRAIT_DELETE)
+        req.context.db.write(storage.clear_provider_traits, uuid)
+        resp.status = falcon.HTTP_204

@@ -1,0 +1,174 @@
+"""Traits: the catalogue (standard and custom) and the traits of providers.
+
+Lists come back ordered by trait id: standard traits (synced first) before
+custom ones, custom ones in the order they were created, the same on
+every backend.
+"""
+
+import sqlalchemy as sa
+from sqlalchemy import exc as sa_exc
+
+from placement.storage import exceptions
+from placement.storage import providers_core
+from placement.storage import tables
+
+CUSTOM_PREFIX = 'CUSTOM_'
+
+_TRAIT = tables.traits
+_RP_TRAIT = tables.resource_provider_traits
+_COLUMNS = (_TRAIT.c.id, _TRAIT.c.name, _TRAIT.c.created_at,
+            _TRAIT.c.updated_at)
+
+
+def _as_dicts(rows):
+    return [dict(row._mapping) for row in rows]
+
+
+def list_traits(conn, name_in=None, prefix=None, associated=None):
+    """Traits as dicts, filtered when asked.
+
+    ``name_in``: only these names; ``prefix``: only names LIKE prefix%
+    (a SQL pattern, as upstream matches it); ``associated``: True for
+    traits some provider has, False for traits no provider has.
+    """
+    query = sa.select(*_COLUMNS)
+    if name_in is not None:
+        query = query.where(_TRAIT.c.name.in_(list(name_in)))
+    if prefix is not None:
+        query = query.where(_TRAIT.c.name.like(prefix + '%'))
+    if associated is not None:
+        used = sa.exists().where(_RP_TRAIT.c.trait_id == _TRAIT.c.id)
+        query = query.where(used if associated else ~used)
+    return _as_dicts(conn.execute(query.order_by(_TRAIT.c.id)))
+
+
+def find_by_name(conn, name):
+    row = conn.execute(sa.select(*_COLUMNS)
+                       .where(_TRAIT.c.name == name)).first()
+    return dict(row._mapping) if row else None
+
+
+def get_by_name(conn, name):
+    """The trait as a dict; NotFound names it."""
+    trait = find_by_name(conn, name)
+    if trait is None:
+        raise exceptions.NotFound('No such trait(s): %s.' % name)
+    return trait
+
+
+def trait_ids_by_name(conn, names):
+    """{name: id} for those of ``names`` that exist (others are absent)."""
+    names = list(set(names))
+    if not names:
+        return {}
+    rows = conn.execute(sa.select(_TRAIT.c.name, _TRAIT.c.id)
+                        .where(_TRAIT.c.name.in_(names)))
+    return {row.name: row.id for row in rows}
+
+
+def ensure(conn, name):
+    """(trait, created): create the trait ``name`` unless it exists."""
+    existing = find_by_name(conn, name)
+    if existing is not None:
+        return existing, False
+    try:
+        with conn.begin_nested():
+            conn.execute(_TRAIT.insert().values(
+                name=name, created_at=tables.utcnow()))
+    except sa_exc.IntegrityError:
+        return get_by_name(conn, name), False  # a concurrent create won
+    return get_by_name(conn, name), True
+
+
+def delete(conn, name):
+    """Remove the custom trait ``name`` unless a provider has it."""
+    trait = get_by_name(conn, name)
+    if not name.startswith(CUSTOM_PREFIX):
+        raise exceptions.ReadOnly('Cannot delete standard trait %s.' % name)
+    in_use = conn.execute(sa.select(_RP_TRAIT.c.trait_id).where(
+        _RP_TRAIT.c.trait_id == trait['id']).limit(1)).first()
+    if in_use:
+        raise exceptions.Conflict(
+            'The trait %s is in use by a resource provider.' % name)
+    conn.execute(_TRAIT.delete().where(_TRAIT.c.id == trait['id']))
+
+
+def _provider(conn, uuid):
+    """The provider; NotFound (with no particular error code) otherwise."""
+    provider = providers_core.find_by_uuid(conn, uuid)
+    if provider is None:
+        raise exceptions.NotFound(
+            'No resource provider with uuid %s found' % uuid)
+    return provider
+
+
+def _traits_of(conn, provider_id):
+    query = (sa.select(*_COLUMNS)
+             .select_from(_TRAIT.join(_RP_TRAIT,
+                                      _RP_TRAIT.c.trait_id == _TRAIT.c.id))
+             .where(_RP_TRAIT.c.resource_provider_id == provider_id)
+             .order_by(_TRAIT.c.id))
+    return _as_dicts(conn.execute(query))
+
+
+def provider_traits(conn, uuid):
+    """(provider, its traits as dicts)."""
+    provider = _provider(conn, uuid)
+    return provider, _traits_of(conn, provider['id'])
+
+
+def _replace(conn, provider, trait_ids):
+    """Make the provider's traits exactly ``trait_ids``.
+
+    The generation is bumped only when the set changes, and first, so
+    that a concurrent writer fails on the generation rather than on a
+    duplicate row.  Returns the provider's generation afterwards.
+    """
+    existing = {t['id'] for t in _traits_of(conn, provider['id'])}
+    to_add = set(trait_ids) - existing
+    to_delete = existing - set(trait_ids)
+    if not to_add and not to_delete:
+        return provider['generation']
+    try:
+        generation = providers_core.increment_generation(
+            conn, provider['id'], provider['generation'])
+    except exceptions.ConcurrentUpdate:
+        raise exceptions.ConcurrentUpdate(
+            'Another thread concurrently updated the resource provider '
+            'data. Please retry your update')
+    if to_delete:
+        conn.execute(_RP_TRAIT.delete().where(
+            _RP_TRAIT.c.resource_provider_id == provider['id'],
+            _RP_TRAIT.c.trait_id.in_(sorted(to_delete))))
+    if to_add:
+        now = tables.utcnow()
+        conn.execute(_RP_TRAIT.insert(), [
+            {'resource_provider_id': provider['id'], 'trait_id': trait_id,
+             'created_at': now} for trait_id in sorted(to_add)])
+    return generation
+
+
+def set_provider_traits(conn, uuid, names, generation):
+    """Replace the provider's traits with ``names``.
+
+    ``generation`` is the one the caller saw; a mismatch is a
+    ConcurrentUpdate.  Unknown names are InvalidInput.  Returns (the
+    provider's traits as dicts, its new generation).
+    """
+    provider = _provider(conn, uuid)
+    if provider['generation'] != generation:
+        raise exceptions.ConcurrentUpdate(
+            "Resource provider's generation already changed. Please update "
+            "the generation and try again.")
+    traits = list_traits(conn, name_in=set(names))
+    found = {t['name'] for t in traits}
+    missing = [name for name in dict.fromkeys(names) if name not in found]
+    if missing:
+        raise exceptions.InvalidInput('No such trait %s' % ', '.join(missing))
+    new_generation = _replace(conn, provider, [t['id'] for t in traits])
+    return traits, new_generation
+
+
+def clear_provider_traits(conn, uuid):
+    """Remove every trait from the provider."""
+    _replace(conn, _provider(conn, uuid), [])
