@@ -1,0 +1,211 @@
+"""A provider's inventory: one record per resource class it offers.
+
+Every change is a compare-and-swap on the provider's generation (taken
+before any row is written, so concurrent writers to one provider queue on
+its row and the loser gets ConcurrentUpdate), and refuses to remove a class
+that allocations still consume.  Shrinking a class below what is already
+allocated is allowed, as upstream allows it: the caller is told which
+classes are now over capacity.
+
+A record is a dict with ``total``, ``reserved``, ``min_unit``,
+``max_unit``, ``step_size`` and ``allocation_ratio``.
+"""
+
+import sqlalchemy as sa
+
+from placement import error_codes
+from placement.storage import exceptions
+from placement.storage import providers_core
+from placement.storage import resource_classes
+from placement.storage import tables
+
+_INV = tables.inventories
+_ALLOC = tables.allocations
+_RC = tables.resource_classes
+
+FIELDS = ('total', 'reserved', 'min_unit', 'max_unit', 'step_size',
+          'allocation_ratio')
+
+
+class ResourceClassNotFound(exceptions.NotFound):
+    """The inventory names a resource class that does not exist."""
+
+
+class InventoryNotFound(exceptions.NotFound):
+    """The provider has no inventory of that class."""
+
+
+class InventoryExists(exceptions.Conflict):
+    """The provider already has inventory of that class."""
+    code = error_codes.CONCURRENT_UPDATE
+
+
+class InventoryInUse(exceptions.Conflict):
+    """Allocations consume inventory that the write would remove."""
+    code = error_codes.INVENTORY_INUSE
+
+
+def capacity(record):
+    """What can be allocated: (total - reserved) scaled by the ratio."""
+    return int((record['total'] - record['reserved'])
+               * record['allocation_ratio'])
+
+
+def list_for_provider(conn, provider_id):
+    """The provider's records, each with its ``resource_class`` name and
+    timestamps, in resource class id order."""
+    rows = conn.execute(
+        sa.select(_RC.c.name.label('resource_class'),
+                  *(_INV.c[field] for field in FIELDS),
+                  _INV.c.created_at, _INV.c.updated_at)
+        .select_from(_INV.join(_RC, _INV.c.resource_class_id == _RC.c.id))
+        .where(_INV.c.resource_provider_id == provider_id)
+        .order_by(_INV.c.resource_class_id))
+    return [dict(row._mapping) for row in rows]
+
+
+def _class_ids(conn, names):
+    """{name: id} for ``names``; ResourceClassNotFound for the first
+    unknown one."""
+    ids = resource_classes.ids_by_name(conn, names)
+    for name in names:
+        if name not in ids:
+            raise ResourceClassNotFound('No such resource class %s.' % name)
+    return ids
+
+
+def _current_class_ids(conn, provider_id):
+    """{resource class id: name} of the provider's inventory."""
+    rows = conn.execute(
+        sa.select(_INV.c.resource_class_id, _RC.c.name)
+        .select_from(_INV.join(_RC, _INV.c.resource_class_id == _RC.c.id))
+        .where(_INV.c.resource_provider_id == provider_id))
+    return {row.resource_class_id: row.name for row in rows}
+
+
+def _allocated_class_ids(conn, provider_id, class_ids):
+    """Those of ``class_ids`` the provider has allocations of, in order."""
+    if not class_ids:
+        return []
+    return list(conn.scalars(
+        sa.select(_ALLOC.c.resource_class_id).distinct()
+        .where(_ALLOC.c.resource_provider_id == provider_id,
+               _ALLOC.c.resource_class_id.in_(sorted(class_ids)))
+        .order_by(_ALLOC.c.resource_class_id)))
+
+
+def _refuse_if_in_use(conn, provider, class_names_by_id):
+    """InventoryInUse naming every class being removed that is allocated."""
+    in_use = _allocated_class_ids(conn, provider['id'], class_names_by_id)
+    if in_use:
+        raise InventoryInUse(
+            "Inventory for '%s' on resource provider '%s' in use."
+            % (', '.join(class_names_by_id[i] for i in in_use),
+               provider['uuid']))
+
+
+def _used(conn, provider_id, class_id):
+    return conn.scalar(
+        sa.select(sa.func.coalesce(sa.func.sum(_ALLOC.c.used), 0))
+        .where(_ALLOC.c.resource_provider_id == provider_id,
+               _ALLOC.c.resource_class_id == class_id))
+
+
+def _over_capacity(conn, provider_id, class_id, record):
+    return _used(conn, provider_id, class_id) > capacity(record)
+
+
+def _values(record):
+    return {field: record[field] for field in FIELDS}
+
+
+def _insert(conn, provider_id, class_id, record):
+    conn.execute(_INV.insert().values(
+        resource_provider_id=provider_id, resource_class_id=class_id,
+        created_at=tables.utcnow(), **_values(record)))
+
+
+def _update(conn, provider_id, class_id, record):
+    conn.execute(_INV.update()
+                 .where(_INV.c.resource_provider_id == provider_id,
+                        _INV.c.resource_class_id == class_id)
+                 .values(updated_at=tables.utcnow(), **_values(record)))
+
+
+def _bump(conn, provider):
+    return providers_core.increment_generation(
+        conn, provider['id'], provider['generation'])
+
+
+def create(conn, provider, resource_class, record):
+    """Add the first record of ``resource_class``; the new generation.
+
+    ``provider`` is a dict with ``id``, ``uuid`` and the ``generation``
+    the change is based on.
+    """
+    class_id = _class_ids(conn, [resource_class])[resource_class]
+    if class_id in _current_class_ids(conn, provider['id']):
+        raise InventoryExists(
+            'Inventory for %s already exists on resource provider %s.'
+            % (resource_class, provider['uuid']))
+    generation = _bump(conn, provider)
+    _insert(conn, provider['id'], class_id, record)
+    return generation
+
+
+def update(conn, provider, resource_class, record):
+    """Change the existing record of ``resource_class``.
+
+    Returns (new generation, whether allocations now exceed capacity).
+    """
+    class_id = _class_ids(conn, [resource_class])[resource_class]
+    if class_id not in _current_class_ids(conn, provider['id']):
+        raise InventoryNotFound(
+            'No inventory of class %s found.' % resource_class)
+    over = _over_capacity(conn, provider['id'], class_id, record)
+    generation = _bump(conn, provider)
+    _update(conn, provider['id'], class_id, record)
+    return generation, over
+
+
+def delete(conn, provider, resource_class):
+    """Remove the record of ``resource_class``; the new generation."""
+    class_id = _class_ids(conn, [resource_class])[resource_class]
+    if class_id not in _current_class_ids(conn, provider['id']):
+        raise InventoryNotFound(
+            'No inventory of class %s found for delete' % resource_class)
+    _refuse_if_in_use(conn, provider, {class_id: resource_class})
+    generation = _bump(conn, provider)
+    conn.execute(_INV.delete().where(
+        _INV.c.resource_provider_id == provider['id'],
+        _INV.c.resource_class_id == class_id))
+    return generation
+
+
+def replace_all(conn, provider, records):
+    """Make ``records`` ({class name: record}) the whole inventory.
+
+    Classes not named are removed (refused if allocated), the others added
+    or updated.  Returns (new generation, names of updated classes whose
+    allocations now exceed capacity).
+    """
+    ids = _class_ids(conn, list(records))
+    wanted = {ids[name]: name for name in records}
+    current = _current_class_ids(conn, provider['id'])
+    removed = {class_id: name for class_id, name in current.items()
+               if class_id not in wanted}
+    _refuse_if_in_use(conn, provider, removed)
+    over = [name for class_id, name in wanted.items()
+            if class_id in current
+            and _over_capacity(conn, provider['id'], class_id, records[name])]
+    generation = _bump(conn, provider)
+    if removed:
+        conn.execute(_INV.delete().where(
+            _INV.c.resource_provider_id == provider['id'],
+            _INV.c.resource_class_id.in_(sorted(removed))))
+    for class_id, name in wanted.items():
+        if class_id in current:
+            _update(conn, provider['id'], class_id, records[name])
+        else:
+            _insert(conn, provider['id'], class_id, records[name])
+    return generation, over
