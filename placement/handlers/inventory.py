@@ -1,11 +1,268 @@
-"""Handlers for inventory endpoints (being written)."""
+"""Handlers for a provider's inventories.
 
+/resource_providers/{uuid}/inventories                  GET POST PUT DELETE
+/resource_providers/{uuid}/inventories/{resource_class} GET PUT DELETE
+
+The provider is read first (a missing one is a 404 whatever the body),
+then the body is checked, then one write transaction applies the change as
+a compare-and-swap on the generation that was read (or that the client
+sent, when it must send one).  The error messages keep upstream's wording,
+which clients and upstream's tests match on.
+"""
+
+import logging
+import math
+
+import falcon
+
+from placement import error_codes
+from placement import errors
+from placement import microversion
 from placement.handlers import base
+from placement.policies import inventory as policies
+from placement.schemas import inventory as schemas
+from placement.storage import exceptions as storage_exc
+from placement.storage import inventories as storage
+from placement.storage import providers_core
+from placement.storage import tables
+
+LOG = logging.getLogger(__name__)
+
+# What an omitted field means; kept here, apart from storage, so that the
+# API's defaults cannot change by accident.
+DEFAULTS = {
+    'reserved': 0,
+    'min_unit': 1,
+    'max_unit': schemas.MAX_INT,
+    'step_size': 1,
+    'allocation_ratio': 1.0,
+}
+
+
+def _with_defaults(fields):
+    record = dict(DEFAULTS)
+    record.update((name, fields[name]) for name in storage.FIELDS
+                  if name in fields)
+    return record
+
+
+def _provider(req, uuid):
+    """The provider, or 404 (with no error code: upstream sends none)."""
+    try:
+        return req.context.db.read(providers_core.get_by_uuid, uuid)
+    except storage_exc.NotFound as exc:
+        raise errors.NotFound(exc.message)
+
+
+def _check_generation(provider, data):
+    if data['resource_provider_generation'] != provider['generation']:
+        raise errors.Conflict('resource provider generation conflict',
+                              code=error_codes.CONCURRENT_UPDATE)
+
+
+def _capacity_problem(req, provider, resource_class, record):
+    """Why ``record`` cannot be stored, or None.
+
+    Before 1.26 all of total may not be reserved; from 1.26 it may, but
+    reserved may still not exceed total.  Either way the test is on the
+    capacity, so a ratio that scales it to nothing counts too.
+    """
+    ratio = record['allocation_ratio']
+    if not math.isfinite(ratio):
+        return ('Bad inventory %s for resource provider %s: '
+                'allocation_ratio must be a finite number'
+                % (resource_class, provider['uuid']))
+    reserved_can_be_total = microversion.is_at_least(req, '1.26')
+    capacity = storage.capacity(record)
+    if capacity < 0 or (capacity == 0 and not reserved_can_be_total):
+        return ("Invalid inventory for '%s' on resource provider '%s'. "
+                "The reserved value is greater than %stotal."
+                % (resource_class, provider['uuid'],
+                   '' if reserved_can_be_total else 'or equal to '))
+    return None
+
+
+def _validate_capacities(req, provider, records, action):
+    for resource_class, record in records.items():
+        problem = _capacity_problem(req, provider, resource_class, record)
+        if problem:
+            raise errors.BadRequest(
+                'Unable to %s inventory for resource provider %s: %s'
+                % (action, provider['uuid'], problem))
+
+
+def _warn_over_capacity(provider, resource_classes):
+    for resource_class in resource_classes:
+        LOG.warning('Resource provider %s is now over-capacity for %s',
+                    provider['uuid'], resource_class)
+
+
+def _serialize(record):
+    return {field: record[field] for field in storage.FIELDS}
+
+
+def _latest_change(records):
+    """When the newest of ``records`` changed; None if there are none."""
+    stamps = [r['updated_at'] or r['created_at'] for r in records]
+    return max(stamps) if stamps else None
+
+
+def _send_one(req, resp, record, generation, last_modified,
+              status=falcon.HTTP_200):
+    body = _serialize(record)
+    body['resource_provider_generation'] = generation
+    base.send_json(req, resp, body, status)
+    base.send_cache_headers(req, resp, last_modified)
+
+
+def _send_all(req, resp, records, generation, last_modified):
+    base.send_json(req, resp, {
+        'resource_provider_generation': generation,
+        'inventories': {name: _serialize(record)
+                        for name, record in records.items()},
+    })
+    base.send_cache_headers(req, resp, last_modified)
+
+
+def _list(conn, uuid):
+    provider = providers_core.get_by_uuid(conn, uuid)
+    return provider, storage.list_for_provider(conn, provider['id'])
+
+
+def _read_all(req, uuid):
+    """(provider, its records), or upstream's GET 404."""
+    try:
+        return req.context.db.read(_list, uuid)
+    except storage_exc.NotFound as exc:
+        raise errors.NotFound('No resource provider with uuid %s found : %s'
+                              % (uuid, exc.message))
 
 
 class Inventories(base.Resource):
-    pass
+
+    def on_get(self, req, resp, uuid):
+        req.context.can(policies.LIST)
+        provider, records = _read_all(req, uuid)
+        _send_all(req, resp, {r['resource_class']: r for r in records},
+                  provider['generation'], _latest_change(records))
+
+    @base.require_json
+    def on_post(self, req, resp, uuid):
+        req.context.can(policies.CREATE)
+        provider = _provider(req, uuid)
+        data = base.read_json(req, schemas.POST)
+        resource_class = data['resource_class']
+        record = _with_defaults(data)
+        _validate_capacities(req, provider, {resource_class: record},
+                             'create')
+        try:
+            generation = req.context.db.write(
+                storage.create, provider, resource_class, record)
+        except storage.ResourceClassNotFound as exc:
+            raise errors.BadRequest(
+                'Unable to create inventory for resource provider %s: %s'
+                % (uuid, exc.message))
+        except storage_exc.Conflict as exc:
+            raise errors.Conflict('Update conflict: %s' % exc.message,
+                                  code=error_codes.CONCURRENT_UPDATE)
+        # Absolute, as upstream sends it.
+        resp.location = '%s://%s%s' % (req.scheme, req.netloc, base.url(
+            req, 'resource_providers', uuid, 'inventories', resource_class))
+        _send_one(req, resp, record, generation, tables.utcnow(),
+                  status=falcon.HTTP_201)
+
+    @base.require_json
+    def on_put(self, req, resp, uuid):
+        req.context.can(policies.UPDATE)
+        provider = _provider(req, uuid)
+        data = base.read_json(req, schemas.PUT_ALL)
+        _check_generation(provider, data)
+        records = {name: _with_defaults(fields)
+                   for name, fields in data['inventories'].items()}
+        _validate_capacities(req, provider, records, 'update')
+        try:
+            generation, over = req.context.db.write(
+                storage.replace_all, provider, records)
+        except storage.ResourceClassNotFound as exc:
+            raise errors.BadRequest(
+                'Unknown resource class in inventory for resource provider '
+                '%s: %s' % (uuid, exc.message))
+        except storage.InventoryInUse as exc:
+            raise errors.Conflict('update conflict: %s' % exc.message,
+                                  code=error_codes.INVENTORY_INUSE)
+        except storage_exc.ConcurrentUpdate as exc:
+            raise errors.Conflict('update conflict: %s' % exc.message,
+                                  code=error_codes.CONCURRENT_UPDATE)
+        _warn_over_capacity(provider, over)
+        _send_all(req, resp, records, generation, tables.utcnow())
+
+    @base.gated('1.5', status=405)
+    def on_delete(self, req, resp, uuid):
+        req.context.can(policies.DELETE)
+        provider = _provider(req, uuid)
+        try:
+            req.context.db.write(storage.replace_all, provider, {})
+        except storage.InventoryInUse as exc:
+            raise errors.Conflict(exc.message,
+                                  code=error_codes.INVENTORY_INUSE)
+        except storage_exc.ConcurrentUpdate:
+            raise errors.Conflict(
+                'Unable to delete inventory for resource provider %s '
+                'because the inventory was updated by another process. '
+                'Please retry your request.' % uuid,
+                code=error_codes.CONCURRENT_UPDATE)
+        resp.status = falcon.HTTP_204
 
 
 class Inventory(base.Resource):
-    pass
+
+    def on_get(self, req, resp, uuid, resource_class):
+        req.context.can(policies.SHOW)
+        provider, records = _read_all(req, uuid)
+        record = next((r for r in records
+                       if r['resource_class'] == resource_class), None)
+        if record is None:
+            raise errors.NotFound('No inventory of class %s for %s'
+                                  % (resource_class, uuid))
+        _send_one(req, resp, record, provider['generation'],
+                  _latest_change([record]))
+
+    @base.require_json
+    def on_put(self, req, resp, uuid, resource_class):
+        req.context.can(policies.UPDATE)
+        provider = _provider(req, uuid)
+        data = base.read_json(req, schemas.PUT_ONE)
+        _check_generation(provider, data)
+        record = _with_defaults(data)
+        _validate_capacities(req, provider, {resource_class: record},
+                             'update')
+        try:
+            generation, over = req.context.db.write(
+                storage.update, provider, resource_class, record)
+        except storage.ResourceClassNotFound as exc:
+            raise errors.NotFound(exc.message)
+        except storage.InventoryNotFound as exc:
+            raise errors.BadRequest(
+                'No inventory record with resource class for resource '
+                'provider %s: %s' % (uuid, exc.message))
+        except storage_exc.ConcurrentUpdate as exc:
+            raise errors.Conflict('update conflict: %s' % exc.message,
+                                  code=error_codes.CONCURRENT_UPDATE)
+        if over:
+            _warn_over_capacity(provider, [resource_class])
+        _send_one(req, resp, record, generation, tables.utcnow())
+
+    def on_delete(self, req, resp, uuid, resource_class):
+        req.context.can(policies.DELETE)
+        provider = _provider(req, uuid)
+        try:
+            req.context.db.write(storage.delete, provider, resource_class)
+        except storage_exc.NotFound as exc:
+            raise errors.NotFound('No inventory of class %s found for '
+                                  'delete: %s' % (resource_class, exc.message))
+        except storage_exc.Conflict as exc:
+            # Upstream labels "in use" with the concurrent update code here.
+            raise errors.Conflict('Unable to delete inventory of class %s: %s'
+                                  % (resource_class, exc.message),
+                                  code=error_codes.CONCURRENT_UPDATE)
+        resp.status = falcon.HTTP_204
