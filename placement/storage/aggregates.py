@@ -144,5 +144,5 @@ def set_provider_aggregates(conn, provider_uuid, aggregate_uuids,
             created_at=now))
     if expected_generation is None:
         return generation
-    return providers_core.increment_generation(
-        conn, provider_id, expected_generation)
+    # The stored value, not the client's: JSON's 1.0 is a valid integer.
+    return providers_core.increment_generation(conn, provider_id, generation)
