@@ -8,6 +8,7 @@ specific message, the shape clients of upstream have learned to read.
 
 import http
 import json
+import re
 
 import falcon
 

@@ -41,9 +41,10 @@ def get_by_uuid(conn, uuid):
     """The provider as a dict; NotFound names the uuid."""
     provider = find_by_uuid(conn, uuid)
     if provider is None:
+        # Upstream answers an unknown provider with the undefined code;
+        # placement.resource_provider.not_found is the reshaper's alone.
         raise exceptions.NotFound(
-            'No resource provider with uuid %s found' % uuid,
-            code=exceptions.codes.RESOURCE_PROVIDER_NOT_FOUND)
+            'No resource provider with uuid %s found' % uuid)
     return provider
 
 
