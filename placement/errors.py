@@ -92,13 +92,27 @@ class MethodNotAllowed(PlacementError):
             headers={'Allow': ', '.join(allowed)})
 
 
+_TAG = re.compile(r'<.*?>', re.S)
+
+
+def _plain(text):
+    """The specific message as upstream renders it: one line, no markup.
+
+    Upstream's error bodies pass through webob's tag stripping, which turns
+    newlines into spaces and drops anything in angle brackets; clients that
+    match on messages see the same text from us.
+    """
+    return _TAG.sub('', text.replace('\r', '').replace('\n', ' '))
+
+
 def _detail(req, status_code, detail):
     layout = _OWN_LAYOUTS.get(status_code, _LAYOUT)
     accept = req.get_header('Accept')
     if not accept or accept == '*/*':
         accept = 'application/json'  # what upstream assumes then
     return layout.format(explanation=_EXPLANATIONS.get(status_code, ''),
-                         detail=detail, method=req.method, accept=accept,
+                         detail=_plain(detail), method=req.method,
+                         accept=accept,
                          content_type=req.content_type)
 
 
