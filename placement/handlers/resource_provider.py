@@ -1,9 +1,13 @@
 """Handlers for /resource_providers and /resource_providers/{uuid}."""
 
+import datetime
+
 import falcon
 
+from placement import errors
 from placement import microversion
 from placement.handlers import base
+from placement.handlers import query_params
 from placement.policies import resource_provider as policies
 from placement.schemas import resource_provider as schemas
 from placement.storage import providers_core
@@ -40,7 +44,48 @@ def last_modified(provider):
     return provider['updated_at'] or provider['created_at']
 
 
+def _list_filters(req):
+    """The filters of a list request, validated for its microversion."""
+    version = tuple(req.context.microversion)
+    query = query_params.Query.from_request(req)
+    query_params.validate(query, schemas.list_query(version))
+    filters = storage.Filters(name=query.get('name'), uuid=query.get('uuid'),
+                              in_tree=query.get('in_tree'))
+    if 'member_of' in query:
+        filters.member_of, filters.forbidden_aggregates = (
+            query_params.member_of(query, version))
+    if 'required' in query:
+        filters.required_traits, filters.forbidden_traits = (
+            query_params.required_traits(query, version))
+    if 'resources' in query:
+        filters.resources = query_params.resources(query.get('resources'))
+    return filters
+
+
+def _newest_change(providers):
+    """Last-Modified of a list: its latest change, or now when empty."""
+    changes = [last_modified(provider) for provider in providers]
+    return max(changes) if changes else datetime.datetime.now(
+        datetime.timezone.utc)
+
+
 class ResourceProviders(base.Resource):
+
+    def on_get(self, req, resp):
+        req.context.can(policies.LIST)
+        filters = _list_filters(req)
+        try:
+            providers = req.context.db.read(storage.list_providers, filters)
+        except storage.UnknownResourceClass as exc:
+            raise errors.BadRequest(
+                'Invalid resource class in resources parameter: %s'
+                % exc.message)
+        except storage.UnknownTrait as exc:
+            raise errors.BadRequest(
+                'Invalid trait(s) in "required" parameter: %s' % exc.message)
+        base.send_json(req, resp, {'resource_providers': [
+            serialize(req, provider) for provider in providers]})
+        base.send_cache_headers(req, resp, _newest_change(providers))
 
     @base.require_json
     def on_post(self, req, resp):
@@ -66,3 +111,27 @@ class ResourceProvider(base.Resource):
         provider = req.context.db.read(providers_core.get_by_uuid, uuid)
         base.send_json(req, resp, serialize(req, provider))
         base.send_cache_headers(req, resp, last_modified(provider))
+
+    @base.require_json
+    def on_put(self, req, resp, uuid):
+        req.context.can(policies.UPDATE)
+        # Upstream answers 404 for an unknown provider before reading the
+        # body, so a bad body to a missing provider is a 404 too.
+        req.context.db.read(providers_core.get_by_uuid, uuid)
+        schema = (schemas.PUT_1_14 if microversion.is_at_least(req, '1.14')
+                  else schemas.PUT_1_0)
+        data = base.read_json(req, schema)
+        before, provider = req.context.db.write(
+            storage.update, uuid, data['name'],
+            parent_provider_uuid=data.get('parent_provider_uuid',
+                                          storage.UNCHANGED),
+            allow_reparenting=microversion.is_at_least(req, '1.37'))
+        base.send_json(req, resp, serialize(req, provider))
+        # Upstream sends the time of the change before this one (none if
+        # there was none): it answers from the object it read first.
+        base.send_cache_headers(req, resp, before['updated_at'])
+
+    def on_delete(self, req, resp, uuid):
+        req.context.can(policies.DELETE)
+        req.context.db.write(storage.delete, uuid)
+        resp.status = falcon.HTTP_204

@@ -23,3 +23,37 @@ del PUT_1_0['properties']['uuid']
 
 PUT_1_14 = copy.deepcopy(POST_1_14)
 del PUT_1_14['properties']['uuid']
+
+# Query strings of GET /resource_providers: each microversion adds a filter.
+# Property order matters to clients only through error texts, which print
+# the schema; it follows the order the filters were introduced in.
+GET_1_0 = {
+    'type': 'object',
+    'properties': {
+        'name': {'type': 'string'},
+        'uuid': {'type': 'string', 'format': 'uuid'},
+    },
+    'additionalProperties': False,
+}
+
+GET_1_3 = copy.deepcopy(GET_1_0)
+GET_1_3['properties']['member_of'] = {'type': 'string'}
+
+# Amounts are checked by the query parser, not here.
+GET_1_4 = copy.deepcopy(GET_1_3)
+GET_1_4['properties']['resources'] = {'type': 'string'}
+
+GET_1_14 = copy.deepcopy(GET_1_4)
+GET_1_14['properties']['in_tree'] = {'type': 'string', 'format': 'uuid'}
+
+GET_1_18 = copy.deepcopy(GET_1_14)
+GET_1_18['properties']['required'] = {'type': 'string'}
+
+
+def list_query(version):
+    """The query-string schema for ``version`` (a tuple)."""
+    for since, schema in (((1, 18), GET_1_18), ((1, 14), GET_1_14),
+                          ((1, 4), GET_1_4), ((1, 3), GET_1_3)):
+        if version >= since:
+            return schema
+    return GET_1_0

@@ -4,6 +4,7 @@ Trees are stored as upstream stores them: every provider has
 ``root_provider_id`` (itself for a root) and ``parent_provider_id``.
 """
 
+import dataclasses
 import uuid as uuidlib
 
 import sqlalchemy as sa
@@ -14,6 +15,13 @@ from placement.storage import providers_core
 from placement.storage import tables
 
 _RP = tables.resource_providers
+_INV = tables.inventories
+_ALLOC = tables.allocations
+_RP_TRAIT = tables.resource_provider_traits
+_RP_AGG = tables.resource_provider_aggregates
+_TRAIT = tables.traits
+_AGG = tables.placement_aggregates
+_RC = tables.resource_classes
 
 
 def _duplicates(conn, uuid, name, exclude_id=None):
@@ -70,3 +78,313 @@ def create(conn, name, uuid=None, parent_provider_uuid=None):
         conn.execute(_RP.update().where(_RP.c.id == provider_id)
                      .values(root_provider_id=provider_id))
     return providers_core.get_by_uuid(conn, uuid)
+
+
+# -- update ----------------------------------------------------------------
+
+UNCHANGED = object()
+
+
+def _subtree_ids(conn, provider_id):
+    """Ids of the provider and every provider below it."""
+    below = _RP.alias('below')
+    subtree = (sa.select(_RP.c.id).where(_RP.c.id == provider_id)
+               .cte('subtree', recursive=True))
+    subtree = subtree.union_all(
+        sa.select(below.c.id)
+        .join(subtree, below.c.parent_provider_id == subtree.c.id))
+    return {row.id for row in conn.execute(sa.select(subtree.c.id))}
+
+
+def _save_error(uuid, action, reason):
+    return exceptions.InvalidInput(
+        'Unable to save resource provider %s: Object action %s failed '
+        'because: %s' % (uuid, action, reason))
+
+
+def _new_place(conn, provider, parent_uuid, allow_reparenting):
+    """(parent id, root id) the provider moves to, checked as upstream.
+
+    Before 1.37 a provider may only gain a parent, never change or lose
+    it; a provider can never go below itself.  Upstream reports a missing
+    parent as a failed "create" even here, and so do we.
+    """
+    if parent_uuid is None:
+        if provider['parent_provider_id'] is not None and (
+                not allow_reparenting):
+            raise _save_error(provider['uuid'], 'update',
+                              'un-parenting a provider is not currently '
+                              'allowed.')
+        return None, provider['id']
+    parent = providers_core.find_by_uuid(conn, parent_uuid)
+    if parent is None:
+        raise _save_error(provider['uuid'], 'create',
+                          'parent provider UUID does not exist.')
+    if provider['parent_provider_id'] not in (None, parent['id']) and (
+            not allow_reparenting):
+        raise _save_error(provider['uuid'], 'update',
+                          're-parenting a provider is not currently '
+                          'allowed.')
+    if parent['id'] in _subtree_ids(conn, provider['id']):
+        raise _save_error(provider['uuid'], 'update',
+                          'creating loop in the provider tree is not '
+                          'allowed.')
+    return parent['id'], parent['root_provider_id']
+
+
+def _raise_if_name_taken(conn, name, provider_id):
+    if _duplicates(conn, None, name, exclude_id=provider_id):
+        raise exceptions.Duplicate(
+            'Conflicting resource provider %s already exists.' % name)
+
+
+def update(conn, uuid, name, parent_provider_uuid=UNCHANGED,
+           allow_reparenting=False):
+    """Rename and (unless UNCHANGED) re-parent a provider.
+
+    A move re-roots the provider's whole subtree.  The generation is not
+    touched: it guards inventories, traits, aggregates and allocations,
+    none of which change here.  Returns (provider before, provider after).
+    """
+    provider = providers_core.get_by_uuid(conn, uuid)
+    values = {}
+    if parent_provider_uuid is not UNCHANGED:
+        parent_id, root_id = _new_place(
+            conn, provider, parent_provider_uuid, allow_reparenting)
+        if parent_id != provider['parent_provider_id']:
+            values['parent_provider_id'] = parent_id
+        if root_id != provider['root_provider_id']:
+            values['root_provider_id'] = root_id
+    if name != provider['name']:
+        _raise_if_name_taken(conn, name, provider['id'])
+        values['name'] = name
+    if values:
+        try:
+            with conn.begin_nested():
+                _apply_update(conn, provider['id'], values)
+        except sa_exc.IntegrityError:
+            # Lost a race: the name was taken or the parent deleted.
+            _raise_if_name_taken(conn, name, provider['id'])
+            raise _save_error(uuid, 'update',
+                              'parent provider UUID does not exist.')
+    return provider, providers_core.get_by_uuid(conn, uuid)
+
+
+def _apply_update(conn, provider_id, values):
+    if 'root_provider_id' in values:
+        conn.execute(
+            _RP.update()
+            .where(_RP.c.id.in_(_subtree_ids(conn, provider_id)),
+                   _RP.c.id != provider_id,
+                   _RP.c.root_provider_id != values['root_provider_id'])
+            .values(root_provider_id=values['root_provider_id']))
+    conn.execute(_RP.update().where(_RP.c.id == provider_id)
+                 .values(**values))
+
+
+# -- delete ----------------------------------------------------------------
+
+def delete(conn, uuid):
+    """Delete a provider with its inventories, traits and aggregate links.
+
+    Refused (Conflict) while it has children or allocations.
+    """
+    provider = providers_core.find_by_uuid(conn, uuid)
+    if provider is None:
+        raise exceptions.NotFound(
+            'No resource provider with uuid %s found for delete' % uuid)
+    provider_id = provider['id']
+    child = conn.execute(sa.select(_RP.c.id).where(
+        _RP.c.parent_provider_id == provider_id).limit(1)).first()
+    if child is not None:
+        raise _cannot_delete_parent(uuid)
+    allocation = conn.execute(sa.select(_ALLOC.c.id).where(
+        _ALLOC.c.resource_provider_id == provider_id).limit(1)).first()
+    if allocation is not None:
+        raise exceptions.Conflict(
+            'Unable to delete resource provider %s: Resource provider has '
+            'allocations.' % uuid, code=exceptions.codes.PROVIDER_IN_USE)
+    # The foreign keys cascade, but a database upstream created does not
+    # have that, so the dependent rows go explicitly.
+    for table in (_INV, _RP_AGG, _RP_TRAIT):
+        conn.execute(table.delete().where(
+            table.c.resource_provider_id == provider_id))
+    try:
+        with conn.begin_nested():
+            conn.execute(_RP.delete().where(_RP.c.id == provider_id))
+    except sa_exc.IntegrityError:
+        # A child appeared since we looked.
+        raise _cannot_delete_parent(uuid)
+
+
+def _cannot_delete_parent(uuid):
+    return exceptions.Conflict(
+        'Unable to delete parent resource provider %s: It has child '
+        'resource providers.' % uuid,
+        code=exceptions.codes.PROVIDER_CANNOT_DELETE_PARENT)
+
+
+# -- listing ---------------------------------------------------------------
+
+# No inventory can hold more than its max_unit, an Integer column; larger
+# amounts are never satisfiable and must not reach SQLite's 64-bit binds.
+_MAX_AMOUNT = 2147483647
+
+
+class UnknownTrait(exceptions.NotFound):
+    """A trait named in a filter does not exist."""
+
+
+class UnknownResourceClass(exceptions.NotFound):
+    """A resource class named in a filter does not exist."""
+
+
+@dataclasses.dataclass
+class Filters:
+    """What providers can be listed by; an empty value filters nothing.
+
+    ``member_of`` and ``required_traits`` are lists of sets: a provider
+    must match every set, and matches a set through any one of its members.
+    ``resources`` maps resource class names to amounts the provider must
+    still have room for.
+    """
+    name: str | None = None
+    uuid: str | None = None
+    in_tree: str | None = None
+    member_of: list = dataclasses.field(default_factory=list)
+    forbidden_aggregates: set = dataclasses.field(default_factory=set)
+    required_traits: list = dataclasses.field(default_factory=list)
+    forbidden_traits: set = dataclasses.field(default_factory=set)
+    resources: dict = dataclasses.field(default_factory=dict)
+
+
+def _ids_by_name(conn, table, names):
+    """{name: id} for those of ``names`` that exist in ``table``."""
+    if not names:
+        return {}
+    rows = conn.execute(sa.select(table.c.name, table.c.id)
+                        .where(table.c.name.in_(set(names))))
+    return {row.name: row.id for row in rows}
+
+
+def _with_trait(trait_ids):
+    """Providers having any of ``trait_ids``."""
+    return _RP.c.id.in_(sa.select(_RP_TRAIT.c.resource_provider_id)
+                        .where(_RP_TRAIT.c.trait_id.in_(trait_ids)))
+
+
+def _in_aggregate(aggregate_uuids):
+    """Providers in any of the aggregates (unknown uuids match nothing)."""
+    return _RP.c.id.in_(
+        sa.select(_RP_AGG.c.resource_provider_id)
+        .select_from(_RP_AGG.join(_AGG, _AGG.c.id == _RP_AGG.c.aggregate_id))
+        .where(_AGG.c.uuid.in_(set(aggregate_uuids))))
+
+
+def _usage(class_ids):
+    """Amount used per (provider, class), for the requested classes only."""
+    return (sa.select(_ALLOC.c.resource_provider_id,
+                      _ALLOC.c.resource_class_id,
+                      sa.func.sum(_ALLOC.c.used).label('used'))
+            .where(_ALLOC.c.resource_class_id.in_(class_ids))
+            .group_by(_ALLOC.c.resource_provider_id,
+                      _ALLOC.c.resource_class_id)
+            .subquery('usage'))
+
+
+def _with_capacity(class_id, amount, usage):
+    """Providers whose inventory of the class can take ``amount`` more.
+
+    As upstream: what is left of (total - reserved) * allocation_ratio
+    after current usage must cover the amount, which must also fit the
+    inventory's min_unit, max_unit and step_size.
+    """
+    if amount > _MAX_AMOUNT:
+        return sa.false()
+    used = sa.func.coalesce(usage.c.used, 0)
+    return _RP.c.id.in_(
+        sa.select(_INV.c.resource_provider_id)
+        .select_from(_INV.outerjoin(usage, sa.and_(
+            usage.c.resource_provider_id == _INV.c.resource_provider_id,
+            usage.c.resource_class_id == _INV.c.resource_class_id)))
+        .where(_INV.c.resource_class_id == class_id,
+               used + amount <= (_INV.c.total - _INV.c.reserved)
+               * _INV.c.allocation_ratio,
+               _INV.c.min_unit <= amount,
+               _INV.c.max_unit >= amount,
+               sa.literal(amount) % _INV.c.step_size == 0))
+
+
+def _first_unknown(names, known):
+    for name in names:
+        if name not in known:
+            return name
+    return None
+
+
+def _some_filter_matches_nothing(conn, *filters):
+    """True if any of ``filters`` (each a list of conditions, all of which
+    must hold) matches no provider at all."""
+    return any(
+        conditions and conn.execute(
+            sa.select(_RP.c.id).where(*conditions).limit(1)).first() is None
+        for conditions in filters)
+
+
+def list_providers(conn, filters):
+    """Providers matching every filter, in id order.
+
+    Everything is filtered in one SQL query.  Unknown names are errors,
+    raised in upstream's order and only where upstream would get that far:
+    upstream answers "nothing" as soon as the tree, the required traits or
+    the aggregates match no provider, before it resolves later names, so an
+    unknown name behind such a filter is no error.
+    """
+    conditions = []
+    if filters.name:
+        conditions.append(_RP.c.name == filters.name)
+    if filters.uuid:
+        conditions.append(_RP.c.uuid == filters.uuid)
+    if filters.in_tree:
+        root_id = conn.scalar(sa.select(_RP.c.root_provider_id)
+                              .where(_RP.c.uuid == filters.in_tree))
+        if root_id is None:
+            return []
+        conditions.append(_RP.c.root_provider_id == root_id)
+
+    required_names = [name for names in filters.required_traits
+                      for name in sorted(names)]
+    forbidden_names = sorted(filters.forbidden_traits)
+    trait_ids = _ids_by_name(conn, _TRAIT, required_names + forbidden_names)
+    unknown = _first_unknown(required_names, trait_ids)
+    if unknown:
+        raise UnknownTrait('No such trait(s): %s.' % unknown)
+    required = [_with_trait([trait_ids[name] for name in names])
+                for names in filters.required_traits]
+    unknown = _first_unknown(forbidden_names, trait_ids)
+    if unknown:
+        if _some_filter_matches_nothing(conn, required):
+            return []
+        raise UnknownTrait('No such trait(s): %s.' % unknown)
+    forbidden = [sa.not_(_with_trait([trait_ids[name]
+                                      for name in forbidden_names]))
+                 ] if forbidden_names else []
+
+    members = [_in_aggregate(uuids) for uuids in filters.member_of]
+    if filters.forbidden_aggregates:
+        forbidden.append(sa.not_(_in_aggregate(filters.forbidden_aggregates)))
+
+    class_ids = _ids_by_name(conn, _RC, filters.resources)
+    unknown = _first_unknown(filters.resources, class_ids)
+    if unknown:
+        if _some_filter_matches_nothing(conn, required, members):
+            return []
+        raise UnknownResourceClass('No such resource class %s.' % unknown)
+    usage = _usage(list(class_ids.values()))
+    capacity = [_with_capacity(class_ids[name], amount, usage)
+                for name, amount in filters.resources.items()]
+
+    query = providers_core.provider_select().where(
+        *conditions, *required, *forbidden, *members, *capacity
+    ).order_by(_RP.c.id)
+    return [dict(row._mapping) for row in conn.execute(query)]
