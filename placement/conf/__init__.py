@@ -23,6 +23,7 @@ def register_opts(conf):
     for module in _MODULES:
         module.register_opts(conf)
     logging.register_options(conf)
+    set_lib_defaults()
     conf.register_opts(cors.CORS_OPTS, 'cors')
     conf.register_opts(http_proxy_to_wsgi.OPTS, 'oslo_middleware')
 
@@ -35,20 +36,29 @@ def new_config():
 
 
 def list_opts():
-    """Entry point for ``oslo-config-generator`` (namespace placement.conf)."""
+    """Entry point for ``oslo-config-generator`` (namespace placement.conf).
+
+    Library options ([cors], logging, [keystone_authtoken] ...) are listed
+    by their libraries' own namespaces; see etc/placement/.
+    """
     opts = {}
     for module in _MODULES:
         for group, group_opts in module.list_opts().items():
             opts.setdefault(group, []).extend(group_opts)
-    opts.setdefault('cors', []).extend(cors.CORS_OPTS)
     return [(group, group_opts) for group, group_opts in opts.items()]
 
 
 def set_lib_defaults():
-    """Defaults we choose for library options (``oslo.config.opts.defaults``)."""
+    """Our defaults for library options, upstream's values.
+
+    Applied whenever options are registered, and by oslo-config-generator
+    through the ``oslo.config.opts.defaults`` entry point.
+    """
     cors.set_defaults(
-        allow_headers=['X-Auth-Token', 'X-OpenStack-Request-ID',
-                       'OpenStack-API-Version'],
-        expose_headers=['X-Auth-Token', 'X-OpenStack-Request-ID',
+        allow_headers=['X-Auth-Token', 'X-Openstack-Request-Id',
+                       'X-Identity-Status', 'X-Roles', 'X-Service-Catalog',
+                       'X-User-Id', 'X-Tenant-Id', 'OpenStack-API-Version'],
+        expose_headers=['X-Auth-Token', 'X-Openstack-Request-Id',
+                        'X-Subject-Token', 'X-Service-Token',
                         'OpenStack-API-Version'],
-        allow_methods=['GET', 'PUT', 'POST', 'DELETE'])
+        allow_methods=['GET', 'PUT', 'POST', 'DELETE', 'PATCH'])

@@ -12,7 +12,7 @@ OPTS = [
                help='Directory where the placement package is installed.'),
     cfg.StrOpt('state_path',
                default=os.path.join(os.getcwd(), 'state'),
-               sample_default='$pybasedir',
+               sample_default='<working directory>/state',
                help='Directory for local state; the embedded SQLite '
                     'database is created here when no '
                     '[placement_database] connection is set.'),
