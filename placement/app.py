@@ -2,6 +2,8 @@
 
 Request flow, outermost first:
 
+  HTTPProxyToWSGI   X-Forwarded-* honoured when [oslo_middleware]
+                    enable_proxy_headers_parsing is set
   RequestId (WSGI)  every response gets x-openstack-request-id
   CORS (WSGI)       only when [cors] allowed_origin is set
   KeystoneAuth      (WSGI, auth_strategy=keystone) validates the token
@@ -18,6 +20,7 @@ import logging
 
 import falcon
 from oslo_middleware import cors
+from oslo_middleware import http_proxy_to_wsgi
 
 from placement import context
 from placement import errors
@@ -125,4 +128,5 @@ def build_app(conf, db=None, prepare=True):
         application = keystone.KeystoneAuth(application, conf)
     if conf.cors.allowed_origin:
         application = cors.CORS(application, conf)
-    return request_id.RequestId(application)
+    return http_proxy_to_wsgi.HTTPProxyToWSGI(
+        request_id.RequestId(application), conf)
