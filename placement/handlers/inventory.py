@@ -12,6 +12,7 @@ which clients and upstream's tests match on.
 
 import logging
 import math
+import re
 
 import falcon
 
@@ -44,6 +45,21 @@ def _with_defaults(fields):
     record.update((name, fields[name]) for name in storage.FIELDS
                   if name in fields)
     return record
+
+
+def _records(data):
+    """{class name: record} from the body of a PUT of all inventory.
+
+    A record under a name the schema does not see as a class name is
+    checked here, so that a malformed one is refused as such rather than
+    failing later; the name is then reported as an unknown class.
+    """
+    records = {}
+    for name, fields in data['inventories'].items():
+        if not re.match(schemas.RESOURCE_CLASS_PATTERN, name):
+            base.validate(fields, schemas.PUT_ALL_RECORD)
+        records[name] = _with_defaults(fields)
+    return records
 
 
 def _provider(req, uuid):
@@ -124,6 +140,19 @@ def _send_all(req, resp, records, generation, last_modified):
     base.send_cache_headers(req, resp, last_modified)
 
 
+_DEFAULT_PORTS = {'http': ':80', 'https': ':443'}
+
+
+def _absolute(req, path):
+    """``path`` as an absolute URL, the form upstream's Location takes
+    (host as the client named it, less the scheme's default port)."""
+    netloc = req.netloc
+    default_port = _DEFAULT_PORTS.get(req.scheme)
+    if default_port and netloc.endswith(default_port):
+        netloc = netloc[:-len(default_port)]
+    return '%s://%s%s' % (req.scheme, netloc, path)
+
+
 def _list(conn, uuid):
     provider = providers_core.get_by_uuid(conn, uuid)
     return provider, storage.list_for_provider(conn, provider['id'])
@@ -165,8 +194,7 @@ class Inventories(base.Resource):
         except storage_exc.Conflict as exc:
             raise errors.Conflict('Update conflict: %s' % exc.message,
                                   code=error_codes.CONCURRENT_UPDATE)
-        # Absolute, as upstream sends it.
-        resp.location = '%s://%s%s' % (req.scheme, req.netloc, base.url(
+        resp.location = _absolute(req, base.url(
             req, 'resource_providers', uuid, 'inventories', resource_class))
         _send_one(req, resp, record, generation, tables.utcnow(),
                   status=falcon.HTTP_201)
@@ -177,8 +205,7 @@ class Inventories(base.Resource):
         provider = _provider(req, uuid)
         data = base.read_json(req, schemas.PUT_ALL)
         _check_generation(provider, data)
-        records = {name: _with_defaults(fields)
-                   for name, fields in data['inventories'].items()}
+        records = _records(data)
         _validate_capacities(req, provider, records, 'update')
         try:
             generation, over = req.context.db.write(

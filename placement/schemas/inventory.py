@@ -42,21 +42,19 @@ POST['properties']['resource_class'] = {
 POST['required'] = ['total', 'resource_class']
 
 # One record of PUT /resource_providers/{uuid}/inventories.
-_RECORD = copy.deepcopy(PUT_ONE)
-_RECORD['required'] = ['total']
+PUT_ALL_RECORD = copy.deepcopy(PUT_ONE)
+PUT_ALL_RECORD['required'] = ['total']
 
-# PUT /resource_providers/{uuid}/inventories.  Keys that are not class-like
-# still get their record checked, so that a malformed record is a 400 here
-# rather than a failure later; the name itself is then reported as an
-# unknown resource class.
+# PUT /resource_providers/{uuid}/inventories.  Only records under class-like
+# names are checked here (as upstream does, which keeps its error messages);
+# the handler checks the others.
 PUT_ALL = {
     'type': 'object',
     'properties': {
         'resource_provider_generation': {'type': 'integer'},
         'inventories': {
             'type': 'object',
-            'patternProperties': {RESOURCE_CLASS_PATTERN: _RECORD},
-            'additionalProperties': _RECORD,
+            'patternProperties': {RESOURCE_CLASS_PATTERN: PUT_ALL_RECORD},
         },
     },
     'required': ['resource_provider_generation', 'inventories'],
