@@ -7,6 +7,7 @@ import jsonschema
 
 from placement import errors
 from placement.handlers import base
+from placement.handlers import query_params
 from placement.policies import trait as policies
 from placement.schemas import trait as schemas
 from placement.storage import exceptions as storage_exc
@@ -29,19 +30,11 @@ def _last_modified(traits):
         datetime.timezone.utc)
 
 
-def _query_params(req):
-    """The query string as a dict; a repeated key keeps its last value."""
-    return {key: value[-1] if isinstance(value, list) else value
-            for key, value in req.params.items()}
-
-
 def _list_filters(req):
     """storage.list_traits keyword arguments from the query string."""
-    params = _query_params(req)
-    try:
-        jsonschema.validate(params, schemas.LIST_QUERY)
-    except jsonschema.ValidationError as exc:
-        raise errors.BadRequest('Invalid query string parameters: %s' % exc)
+    query = query_params.Query.from_request(req)
+    query_params.validate(query, schemas.LIST_QUERY)
+    params = query.as_dict()
     filters = {}
     if 'name' in params:
         operator, sep, value = params['name'].partition(':')

@@ -132,6 +132,7 @@ def test_list_filters(client):
     ('?associated=', 'The query parameter "associated" only accepts'),
     ('?invalid=abc', 'Invalid query string parameters: Additional '
      'properties are not allowed'),
+    ('?name=in:%FF', 'Invalid query string parameters'),
 ])
 def test_list_rejects_bad_queries(client, query, message):
     resp = client.get('/traits' + query, status=400)
