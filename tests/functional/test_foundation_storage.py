@@ -1,0 +1,174 @@
+"""The transaction discipline of ``storage.engine.Database``.
+
+One transaction per call, rolled back on any failure, retried from the
+start on transient errors; and on SQLite the connection settings that make
+it a safe embedded database (foreign keys, WAL, writers that lock first).
+"""
+
+import sqlite3
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy import exc as sa_exc
+
+from placement.storage import engine
+from placement.storage import tables
+
+
+@pytest.fixture(autouse=True)
+def no_backoff(monkeypatch):
+    monkeypatch.setattr(engine.time, 'sleep', lambda seconds: None)
+
+
+class DriverError(Exception):
+    """Stands in for a DB-API exception; ``pgcode`` as psycopg2 has it."""
+
+    def __init__(self, message, pgcode=None):
+        super().__init__(message)
+        self.pgcode = pgcode
+
+
+def dbapi_error(message='boom', invalidated=False, pgcode=None):
+    return sa_exc.DBAPIError('SELECT 1', {}, DriverError(message, pgcode),
+                             connection_invalidated=invalidated)
+
+
+def trait_names(db):
+    return db.read(lambda conn: sorted(conn.execute(
+        sa.select(tables.traits.c.name).where(
+            tables.traits.c.name.like('CUSTOM_ENGINE_%'))).scalars()))
+
+
+def failing_writer(errors):
+    """A storage function that inserts a trait, then raises the next of
+    ``errors`` (None: succeed); ``calls`` counts its runs."""
+    def write(conn):
+        write.calls += 1
+        conn.execute(tables.traits.insert().values(
+            name='CUSTOM_ENGINE_%d' % write.calls))
+        error = errors[write.calls - 1]
+        if error is not None:
+            raise error
+        return 'done'
+    write.calls = 0
+    return write
+
+
+@pytest.mark.parametrize('error', [
+    dbapi_error(invalidated=True),
+    dbapi_error(pgcode='40001'),
+    dbapi_error(pgcode='40P01'),
+    dbapi_error('database is locked'),
+    dbapi_error('server closed the connection unexpectedly'),
+], ids=['invalidated', 'serialization', 'deadlock', 'sqlite-locked',
+        'server-closed'])
+def test_transient_error_is_retried_in_a_fresh_transaction(db, error):
+    write = failing_writer([error, None])
+    assert db.write(write) == 'done'
+    assert write.calls == 2
+    # The first attempt's insert was rolled back with its transaction.
+    assert trait_names(db) == ['CUSTOM_ENGINE_2']
+
+
+def test_other_database_errors_are_not_retried(db):
+    write = failing_writer([dbapi_error('syntax error'), None])
+    with pytest.raises(sa_exc.DBAPIError):
+        db.write(write)
+    assert write.calls == 1
+    assert trait_names(db) == []
+
+
+def test_retries_stop_after_the_last_attempt(db):
+    attempts = engine._ATTEMPTS
+    write = failing_writer([dbapi_error(invalidated=True)] * attempts)
+    with pytest.raises(sa_exc.DBAPIError):
+        db.write(write)
+    assert write.calls == attempts
+    assert trait_names(db) == []
+
+
+def test_any_exception_rolls_the_whole_call_back(db):
+    write = failing_writer([ValueError('not a database error')])
+    with pytest.raises(ValueError):
+        db.write(write)
+    assert trait_names(db) == []
+
+
+def test_foreign_keys_are_enforced(db):
+    def orphan_inventory(conn):
+        conn.execute(tables.inventories.insert().values(
+            resource_provider_id=424242, resource_class_id=0, total=1,
+            reserved=0, min_unit=1, max_unit=1, step_size=1,
+            allocation_ratio=1.0))
+    with pytest.raises(sa_exc.IntegrityError):
+        db.write(orphan_inventory)
+
+
+# -- SQLite connection settings ------------------------------------------------
+
+def pragma(db, name):
+    return db.read(lambda conn: conn.exec_driver_sql(
+        'PRAGMA %s' % name).scalar())
+
+
+@pytest.fixture
+def sqlite_db(tmp_path):
+    database = engine.Database(engine.create_engine(
+        'sqlite:///%s' % (tmp_path / 'engine.sqlite')))
+    yield database
+    database.dispose()
+
+
+def test_sqlite_pragmas(sqlite_db):
+    assert pragma(sqlite_db, 'foreign_keys') == 1
+    assert pragma(sqlite_db, 'journal_mode') == 'wal'
+    assert pragma(sqlite_db, 'busy_timeout') == 30000
+    assert pragma(sqlite_db, 'synchronous') == 1  # NORMAL
+
+
+def test_sqlite_synchronous_off(tmp_path):
+    database = engine.Database(engine.create_engine(
+        'sqlite:///%s' % (tmp_path / 'fast.sqlite'),
+        sqlite_synchronous=False))
+    assert pragma(database, 'synchronous') == 0
+    database.dispose()
+
+
+def other_writer_can_start(path):
+    """Whether another connection could begin writing right now."""
+    other = sqlite3.connect(path, timeout=0, isolation_level=None)
+    try:
+        other.execute('BEGIN IMMEDIATE')
+        other.execute('ROLLBACK')
+        return True
+    except sqlite3.OperationalError as exc:
+        assert 'locked' in str(exc)
+        return False
+    finally:
+        other.close()
+
+
+@pytest.mark.parametrize('write', [True, False])
+def test_sqlite_writers_take_the_write_lock_up_front(sqlite_db, write):
+    """A write transaction locks at BEGIN, so two writers queue instead of
+    deadlocking when both try to upgrade a read lock; reads never lock."""
+    path = sqlite_db.engine.url.database
+    locked_out = sqlite_db.run(lambda conn: not other_writer_can_start(path),
+                               write=write)
+    assert locked_out is write
+
+
+def test_embedded_url_is_a_file_under_state_path(conf, tmp_path):
+    conf.set_override('state_path', str(tmp_path / 'state'))
+    url = engine.build_url(conf)
+    assert url == 'sqlite:///%s' % (tmp_path / 'state' / 'placement.sqlite')
+    assert (tmp_path / 'state').is_dir()
+
+
+def test_connection_parameters_are_appended(conf):
+    conf.set_override('connection', 'postgresql+psycopg2://u@h/placement',
+                      group='placement_database')
+    conf.set_override('connection_parameters', 'application_name=x',
+                      group='placement_database')
+    assert engine.build_url(conf) == (
+        'postgresql+psycopg2://u@h/placement?application_name=x')
