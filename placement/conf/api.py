@@ -2,6 +2,8 @@
 
 from oslo_config import cfg
 
+from placement.conf import groups
+
 GROUP = cfg.OptGroup('api', title='API options',
                      help='How the HTTP API authenticates its callers.')
 
@@ -19,8 +21,7 @@ OPTS = [
 
 
 def register_opts(conf):
-    conf.register_group(GROUP)
-    conf.register_opts(OPTS, group=GROUP)
+    groups.register(conf, GROUP, OPTS)
 
 
 def list_opts():

@@ -2,6 +2,8 @@
 
 from oslo_config import cfg
 
+from placement.conf import groups
+
 GROUP = cfg.OptGroup(
     'placement_database', title='Placement database options',
     help='The database holding providers, inventories and allocations. '
@@ -48,8 +50,7 @@ OPTS = [
 
 
 def register_opts(conf):
-    conf.register_group(GROUP)
-    conf.register_opts(OPTS, group=GROUP)
+    groups.register(conf, GROUP, OPTS)
 
 
 def list_opts():

@@ -2,6 +2,8 @@
 
 from oslo_config import cfg
 
+from placement.conf import groups
+
 DEFAULT_CONSUMER_MISSING_ID = '00000000-0000-0000-0000-000000000000'
 
 GROUP = cfg.OptGroup('placement', title='Placement service options')
@@ -50,11 +52,9 @@ WORKAROUNDS_OPTS = [
 
 
 def register_opts(conf):
-    conf.register_group(GROUP)
-    conf.register_opts(OPTS, group=GROUP)
+    groups.register(conf, GROUP, OPTS)
     conf.register_opts(SERVICE_OPTS)
-    conf.register_group(WORKAROUNDS_GROUP)
-    conf.register_opts(WORKAROUNDS_OPTS, group=WORKAROUNDS_GROUP)
+    groups.register(conf, WORKAROUNDS_GROUP, WORKAROUNDS_OPTS)
 
 
 def list_opts():
