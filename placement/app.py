@@ -91,6 +91,8 @@ def build_falcon_app(conf, db, enforcer):
         request_checks.RequestChecks(),
     ]
     app = falcon.App(request_type=_Request, middleware=middleware)
+    # Upstream sends no Content-Type on a bodiless 201; falcon would.
+    app.resp_options.default_media_type = None
     app.req_options.keep_blank_qs_values = True
     app.req_options.auto_parse_qs_csv = False
     app.req_options.strip_url_path_trailing_slash = False

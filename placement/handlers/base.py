@@ -108,6 +108,19 @@ def url(req, *parts):
     return '/'.join((req.root_path or '',) + parts)
 
 
+_DEFAULT_PORTS = {'http': ':80', 'https': ':443'}
+
+
+def absolute_url(req, *parts):
+    """``url()`` as an absolute URL, the form upstream's Location takes
+    (host as the client named it, less the scheme's default port)."""
+    netloc = req.netloc
+    default_port = _DEFAULT_PORTS.get(req.scheme)
+    if default_port and netloc.endswith(default_port):
+        netloc = netloc[:-len(default_port)]
+    return '%s://%s%s' % (req.scheme, netloc, url(req, *parts))
+
+
 def send_cache_headers(req, resp, last_modified):
     """From 1.15, ``Last-Modified`` and ``Cache-Control: no-cache``."""
     if microversion.is_at_least(req, '1.15'):

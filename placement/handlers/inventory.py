@@ -140,17 +140,6 @@ def _send_all(req, resp, records, generation, last_modified):
     base.send_cache_headers(req, resp, last_modified)
 
 
-_DEFAULT_PORTS = {'http': ':80', 'https': ':443'}
-
-
-def _absolute(req, path):
-    """``path`` as an absolute URL, the form upstream's Location takes
-    (host as the client named it, less the scheme's default port)."""
-    netloc = req.netloc
-    default_port = _DEFAULT_PORTS.get(req.scheme)
-    if default_port and netloc.endswith(default_port):
-        netloc = netloc[:-len(default_port)]
-    return '%s://%s%s' % (req.scheme, netloc, path)
 
 
 def _list(conn, uuid):
@@ -194,8 +183,8 @@ class Inventories(base.Resource):
         except storage_exc.Conflict as exc:
             raise errors.Conflict('Update conflict: %s' % exc.message,
                                   code=error_codes.CONCURRENT_UPDATE)
-        resp.location = _absolute(req, base.url(
-            req, 'resource_providers', uuid, 'inventories', resource_class))
+        resp.location = base.absolute_url(
+            req, 'resource_providers', uuid, 'inventories', resource_class)
         _send_one(req, resp, record, generation, tables.utcnow(),
                   status=falcon.HTTP_201)
 

@@ -40,7 +40,8 @@ def _last_modified(resource_classes):
 
 def _send_created(req, resp, resource_class, status):
     resp.status = status
-    resp.location = _url(req, resource_class['name'])
+    resp.location = base.absolute_url(
+        req, 'resource_classes', resource_class['name'])
 
 
 def _validate_url_name(name):

@@ -96,7 +96,8 @@ class ResourceProviders(base.Resource):
         provider = req.context.db.write(
             storage.create, data['name'], uuid=data.get('uuid'),
             parent_provider_uuid=data.get('parent_provider_uuid'))
-        resp.location = base.url(req, 'resource_providers', provider['uuid'])
+        resp.location = base.absolute_url(
+            req, 'resource_providers', provider['uuid'])
         if microversion.is_at_least(req, '1.20'):
             base.send_json(req, resp, serialize(req, provider))
             base.send_cache_headers(req, resp, last_modified(provider))

@@ -84,7 +84,7 @@ class Trait(base.Resource):
             raise errors.BadRequest(_INVALID_NAME)
         trait, created = req.context.db.write(storage.ensure, name)
         resp.status = falcon.HTTP_201 if created else falcon.HTTP_204
-        resp.location = base.url(req, 'traits', name)
+        resp.location = base.absolute_url(req, 'traits', name)
         base.send_cache_headers(req, resp, trait['created_at'])
 
     @base.gated('1.6')
