@@ -32,6 +32,9 @@ def load(argv=None, cli_opts=(), default_config_files=None,
         conf.set_default('auth_strategy', 'noauth2', group='api')
     if setup_logging:
         oslo_log.setup(conf, 'placement')
+        if conf.log_options:
+            # Secret options (the database URL) are masked by oslo.config.
+            conf.log_opt_values(LOG, logging.DEBUG)
     if embedded:
         LOG.warning('No configuration file found: running embedded, with '
                     'an SQLite database in %s and auth_strategy noauth2 '

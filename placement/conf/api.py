@@ -11,12 +11,18 @@ OPTS = [
     cfg.StrOpt(
         'auth_strategy',
         default='keystone',
-        choices=('keystone', 'noauth2'),
+        choices=(
+            ('keystone', 'Validate tokens with keystonemiddleware, '
+                         'configured in [keystone_authtoken].'),
+            ('noauth2', "Trust the X-Auth-Token header as "
+                        "'user[:project]'; the token 'admin' carries the "
+                        "admin role. For tests and local development "
+                        "only."),
+        ),
         deprecated_group='DEFAULT',
-        help="'keystone' validates tokens with keystonemiddleware "
-             "([keystone_authtoken]). 'noauth2' trusts the X-Auth-Token "
-             "header as 'user[:project]' and is for tests and local "
-             "development only; the token 'admin' carries the admin role."),
+        help='How API requests are authenticated. Without any '
+             'configuration file the service runs embedded, with '
+             'noauth2.'),
 ]
 
 
