@@ -8,6 +8,7 @@ load both, build its application, and read the values where upstream does.
 
 import importlib
 import logging
+import re
 import sys
 
 import pytest
@@ -149,6 +150,16 @@ def test_logging_goes_where_configured(write_config, tmp_path, keep_logging):
     logging.getLogger('placement.test').warning('configured logging works')
     log_file = tmp_path / 'log' / 'placement-api.log'
     assert 'configured logging works' in log_file.read_text()
+
+
+def test_option_values_are_logged_with_secrets_masked(
+        write_config, tmp_path, database_url, keep_logging):
+    config_loader.load(['--config-file', write_config()])
+    logged = (tmp_path / 'log' / 'placement-api.log').read_text()
+    assert re.search(r'placement\.allocation_conflict_retry_count += 3 ',
+                     logged)
+    assert re.search(r'placement_database\.connection += \*\*\*\* ', logged)
+    assert database_url not in logged
 
 
 def test_keystone_pipeline_builds_and_guards_the_api(write_config,
