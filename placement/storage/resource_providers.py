@@ -281,38 +281,52 @@ def _in_aggregate(aggregate_uuids):
         .where(_AGG.c.uuid.in_(set(aggregate_uuids))))
 
 
-def _usage(class_ids):
-    """Amount used per (provider, class), for the requested classes only."""
-    return (sa.select(_ALLOC.c.resource_provider_id,
-                      _ALLOC.c.resource_class_id,
-                      sa.func.sum(_ALLOC.c.used).label('used'))
-            .where(_ALLOC.c.resource_class_id.in_(class_ids))
-            .group_by(_ALLOC.c.resource_provider_id,
-                      _ALLOC.c.resource_class_id)
-            .subquery('usage'))
+def _used():
+    """What is allocated of the inventory row's class on its provider.
+
+    Correlated to the inventory row, so it reads just that (provider,
+    class) range of the covering allocations index: the cost grows with
+    the rows inspected, never with all allocations times all inventories,
+    whatever plan the database picks (even before it has statistics).
+    """
+    return sa.func.coalesce(
+        sa.select(sa.func.sum(_ALLOC.c.used))
+        .where(_ALLOC.c.resource_provider_id == _INV.c.resource_provider_id,
+               _ALLOC.c.resource_class_id == _INV.c.resource_class_id)
+        .correlate(_INV)
+        .scalar_subquery(), 0)
 
 
-def _with_capacity(class_id, amount, usage):
-    """Providers whose inventory of the class can take ``amount`` more.
+def _with_capacity(amounts):
+    """Providers with room for every {class id: amount} in ``amounts``.
 
     As upstream: what is left of (total - reserved) * allocation_ratio
     after current usage must cover the amount, which must also fit the
-    inventory's min_unit, max_unit and step_size.
+    inventory's min_unit, max_unit and step_size.  All classes are checked
+    in one pass over the inventories (a provider qualifies when each of
+    its rows for the requested classes passes), so the database plans a
+    single semi-join however many classes are asked for.
     """
-    if amount > _MAX_AMOUNT:
+    if any(amount > _MAX_AMOUNT for amount in amounts.values()):
         return sa.false()
-    used = sa.func.coalesce(usage.c.used, 0)
+    amount = sa.case(
+        {class_id: sa.literal(amount)
+         for class_id, amount in amounts.items()},
+        value=_INV.c.resource_class_id)
     return _RP.c.id.in_(
         sa.select(_INV.c.resource_provider_id)
-        .select_from(_INV.outerjoin(usage, sa.and_(
-            usage.c.resource_provider_id == _INV.c.resource_provider_id,
-            usage.c.resource_class_id == _INV.c.resource_class_id)))
-        .where(_INV.c.resource_class_id == class_id,
-               used + amount <= (_INV.c.total - _INV.c.reserved)
-               * _INV.c.allocation_ratio,
+        .where(_INV.c.resource_class_id.in_(list(amounts)),
                _INV.c.min_unit <= amount,
                _INV.c.max_unit >= amount,
-               sa.literal(amount) % _INV.c.step_size == 0))
+               amount % _INV.c.step_size == 0,
+               _used() + amount <= (_INV.c.total - _INV.c.reserved)
+               * _INV.c.allocation_ratio)
+        .group_by(_INV.c.resource_provider_id)
+        .having(sa.func.count() == len(amounts)))
+
+
+class _NothingMatches(Exception):
+    """Upstream would stop here and answer an empty list."""
 
 
 def _first_unknown(names, known):
@@ -322,24 +336,19 @@ def _first_unknown(names, known):
     return None
 
 
-def _some_filter_matches_nothing(conn, *filters):
-    """True if any of ``filters`` (each a list of conditions, all of which
-    must hold) matches no provider at all."""
-    return any(
-        conditions and conn.execute(
-            sa.select(_RP.c.id).where(*conditions).limit(1)).first() is None
-        for conditions in filters)
+def _raise_unless_a_filter_matches_nothing(conn, error, *filters):
+    """Raise ``error``, unless one of ``filters`` (each a list of
+    conditions that must all hold) matches no provider at all: upstream
+    stops at such a filter and never gets to the name it cannot find."""
+    for conditions in filters:
+        if conditions and conn.execute(
+                sa.select(_RP.c.id).where(*conditions).limit(1)
+        ).first() is None:
+            raise _NothingMatches()
+    raise error
 
 
-def list_providers(conn, filters):
-    """Providers matching every filter, in id order.
-
-    Everything is filtered in one SQL query.  Unknown names are errors,
-    raised in upstream's order and only where upstream would get that far:
-    upstream answers "nothing" as soon as the tree, the required traits or
-    the aggregates match no provider, before it resolves later names, so an
-    unknown name behind such a filter is no error.
-    """
+def _plain_conditions(conn, filters):
     conditions = []
     if filters.name:
         conditions.append(_RP.c.name == filters.name)
@@ -349,9 +358,13 @@ def list_providers(conn, filters):
         root_id = conn.scalar(sa.select(_RP.c.root_provider_id)
                               .where(_RP.c.uuid == filters.in_tree))
         if root_id is None:
-            return []
+            raise _NothingMatches()
         conditions.append(_RP.c.root_provider_id == root_id)
+    return conditions
 
+
+def _trait_conditions(conn, filters):
+    """(required, forbidden) trait conditions."""
     required_names = [name for names in filters.required_traits
                       for name in sorted(names)]
     forbidden_names = sorted(filters.forbidden_traits)
@@ -363,28 +376,52 @@ def list_providers(conn, filters):
                 for names in filters.required_traits]
     unknown = _first_unknown(forbidden_names, trait_ids)
     if unknown:
-        if _some_filter_matches_nothing(conn, required):
-            return []
-        raise UnknownTrait('No such trait(s): %s.' % unknown)
-    forbidden = [sa.not_(_with_trait([trait_ids[name]
-                                      for name in forbidden_names]))
-                 ] if forbidden_names else []
+        _raise_unless_a_filter_matches_nothing(
+            conn, UnknownTrait('No such trait(s): %s.' % unknown), required)
+    if not forbidden_names:
+        return required, []
+    return required, [sa.not_(_with_trait(
+        [trait_ids[name] for name in forbidden_names]))]
 
+
+def _aggregate_conditions(filters):
+    """(member, forbidden) aggregate conditions."""
     members = [_in_aggregate(uuids) for uuids in filters.member_of]
-    if filters.forbidden_aggregates:
-        forbidden.append(sa.not_(_in_aggregate(filters.forbidden_aggregates)))
+    if not filters.forbidden_aggregates:
+        return members, []
+    return members, [sa.not_(_in_aggregate(filters.forbidden_aggregates))]
 
+
+def _capacity_conditions(conn, filters, *earlier_filters):
+    if not filters.resources:
+        return []
     class_ids = _ids_by_name(conn, _RC, filters.resources)
     unknown = _first_unknown(filters.resources, class_ids)
     if unknown:
-        if _some_filter_matches_nothing(conn, required, members):
-            return []
-        raise UnknownResourceClass('No such resource class %s.' % unknown)
-    usage = _usage(list(class_ids.values()))
-    capacity = [_with_capacity(class_ids[name], amount, usage)
-                for name, amount in filters.resources.items()]
+        _raise_unless_a_filter_matches_nothing(
+            conn, UnknownResourceClass('No such resource class %s.' % unknown),
+            *earlier_filters)
+    return [_with_capacity({class_ids[name]: amount
+                            for name, amount in filters.resources.items()})]
 
+
+def list_providers(conn, filters):
+    """Providers matching every filter, in id order.
+
+    Everything is filtered in one SQL query.  Unknown names are errors,
+    raised in upstream's order and only where upstream would get that far:
+    upstream answers "nothing" as soon as the tree, the required traits or
+    the aggregates match no provider, before it resolves later names.
+    """
+    try:
+        plain = _plain_conditions(conn, filters)
+        required_traits, forbidden_traits = _trait_conditions(conn, filters)
+        members, forbidden_aggregates = _aggregate_conditions(filters)
+        capacity = _capacity_conditions(conn, filters, required_traits,
+                                        members)
+    except _NothingMatches:
+        return []
     query = providers_core.provider_select().where(
-        *conditions, *required, *forbidden, *members, *capacity
-    ).order_by(_RP.c.id)
+        *plain, *required_traits, *forbidden_traits, *members,
+        *forbidden_aggregates, *capacity).order_by(_RP.c.id)
     return [dict(row._mapping) for row in conn.execute(query)]

@@ -9,6 +9,7 @@ def test_create_at_1_0_answers_201_with_location(client):
                        json={'name': 'cn1', 'uuid': rp_uuid}, status=201)
     assert resp.headers['Location'].endswith('/resource_providers/' + rp_uuid)
     assert resp.body == b''
+    assert 'Content-Type' not in resp.headers
 
 
 def test_create_at_1_20_returns_the_provider(client):
