@@ -370,12 +370,12 @@ def _trait_conditions(conn, filters):
     forbidden_names = sorted(filters.forbidden_traits)
     trait_ids = _ids_by_name(conn, _TRAIT, required_names + forbidden_names)
     unknown = _first_unknown(required_names, trait_ids)
-    if unknown:
+    if unknown is not None:
         raise UnknownTrait('No such trait(s): %s.' % unknown)
     required = [_with_trait([trait_ids[name] for name in names])
                 for names in filters.required_traits]
     unknown = _first_unknown(forbidden_names, trait_ids)
-    if unknown:
+    if unknown is not None:
         _raise_unless_a_filter_matches_nothing(
             conn, UnknownTrait('No such trait(s): %s.' % unknown), required)
     if not forbidden_names:
@@ -397,7 +397,7 @@ def _capacity_conditions(conn, filters, *earlier_filters):
         return []
     class_ids = _ids_by_name(conn, _RC, filters.resources)
     unknown = _first_unknown(filters.resources, class_ids)
-    if unknown:
+    if unknown is not None:
         _raise_unless_a_filter_matches_nothing(
             conn, UnknownResourceClass('No such resource class %s.' % unknown),
             *earlier_filters)

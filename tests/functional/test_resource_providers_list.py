@@ -469,6 +469,11 @@ def test_unknown_resource_class_is_400(client, stocked):
         client, '?resources=VCPU:1,CUSTOM_NOPE:1')
 
 
+def test_empty_resource_class_name_is_unknown(client, stocked):
+    assert ('Invalid resource class in resources parameter: '
+            'No such resource class .') in error(client, '?resources=:1')
+
+
 @pytest.mark.parametrize('query', [
     '&member_of=' + UNKNOWN_UUID,
     '&required=HW_CPU_X86_VMX',
