@@ -8,7 +8,6 @@ That is the zero-setup way to try it; every start says so in the log.
 import logging
 import os
 
-from oslo_config import cfg
 from oslo_log import log as oslo_log
 
 from placement import conf as placement_conf

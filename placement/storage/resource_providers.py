@@ -12,16 +12,16 @@ from sqlalchemy import exc as sa_exc
 
 from placement.storage import exceptions
 from placement.storage import providers_core
+from placement.storage import resource_classes
 from placement.storage import tables
+from placement.storage import traits
 
 _RP = tables.resource_providers
 _INV = tables.inventories
 _ALLOC = tables.allocations
 _RP_TRAIT = tables.resource_provider_traits
 _RP_AGG = tables.resource_provider_aggregates
-_TRAIT = tables.traits
 _AGG = tables.placement_aggregates
-_RC = tables.resource_classes
 
 
 def _duplicates(conn, uuid, name, exclude_id=None):
@@ -258,15 +258,6 @@ class Filters:
     resources: dict = dataclasses.field(default_factory=dict)
 
 
-def _ids_by_name(conn, table, names):
-    """{name: id} for those of ``names`` that exist in ``table``."""
-    if not names:
-        return {}
-    rows = conn.execute(sa.select(table.c.name, table.c.id)
-                        .where(table.c.name.in_(set(names))))
-    return {row.name: row.id for row in rows}
-
-
 def _with_trait(trait_ids):
     """Providers having any of ``trait_ids``."""
     return _RP.c.id.in_(sa.select(_RP_TRAIT.c.resource_provider_id)
@@ -368,7 +359,8 @@ def _trait_conditions(conn, filters):
     required_names = [name for names in filters.required_traits
                       for name in sorted(names)]
     forbidden_names = sorted(filters.forbidden_traits)
-    trait_ids = _ids_by_name(conn, _TRAIT, required_names + forbidden_names)
+    trait_ids = traits.trait_ids_by_name(conn,
+                                         required_names + forbidden_names)
     unknown = _first_unknown(required_names, trait_ids)
     if unknown is not None:
         raise UnknownTrait('No such trait(s): %s.' % unknown)
@@ -395,7 +387,7 @@ def _aggregate_conditions(filters):
 def _capacity_conditions(conn, filters, *earlier_filters):
     if not filters.resources:
         return []
-    class_ids = _ids_by_name(conn, _RC, filters.resources)
+    class_ids = resource_classes.ids_by_name(conn, filters.resources)
     unknown = _first_unknown(filters.resources, class_ids)
     if unknown is not None:
         _raise_unless_a_filter_matches_nothing(

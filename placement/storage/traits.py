@@ -93,15 +93,6 @@ def delete(conn, name):
     conn.execute(_TRAIT.delete().where(_TRAIT.c.id == trait['id']))
 
 
-def _provider(conn, uuid):
-    """The provider; NotFound (with no particular error code) otherwise."""
-    provider = providers_core.find_by_uuid(conn, uuid)
-    if provider is None:
-        raise exceptions.NotFound(
-            'No resource provider with uuid %s found' % uuid)
-    return provider
-
-
 def _traits_of(conn, provider_id):
     query = (sa.select(*_COLUMNS)
              .select_from(_TRAIT.join(_RP_TRAIT,
@@ -113,7 +104,7 @@ def _traits_of(conn, provider_id):
 
 def provider_traits(conn, uuid):
     """(provider, its traits as dicts)."""
-    provider = _provider(conn, uuid)
+    provider = providers_core.get_by_uuid(conn, uuid)
     return provider, _traits_of(conn, provider['id'])
 
 
@@ -155,7 +146,7 @@ def set_provider_traits(conn, uuid, names, generation):
     ConcurrentUpdate.  Unknown names are InvalidInput.  Returns (the
     provider's traits as dicts, its new generation).
     """
-    provider = _provider(conn, uuid)
+    provider = providers_core.get_by_uuid(conn, uuid)
     if provider['generation'] != generation:
         raise exceptions.ConcurrentUpdate(
             "Resource provider's generation already changed. Please update "
@@ -171,4 +162,4 @@ def set_provider_traits(conn, uuid, names, generation):
 
 def clear_provider_traits(conn, uuid):
     """Remove every trait from the provider."""
-    _replace(conn, _provider(conn, uuid), [])
+    _replace(conn, providers_core.get_by_uuid(conn, uuid), [])
