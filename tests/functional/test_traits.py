@@ -33,8 +33,11 @@ def _set(client, provider_uuid, names, generation, **kwargs):
 @pytest.mark.parametrize('method, url', [
     ('get', '/traits'), ('get', '/traits/CUSTOM_A'),
     ('put', '/traits/CUSTOM_A'), ('delete', '/traits/CUSTOM_A'),
-    ('get', '/resource_providers/%s/traits' % uuid.uuid4()),
-    ('delete', '/resource_providers/%s/traits' % uuid.uuid4()),
+    # Fixed uuids: parametrize ids must be identical in every xdist worker.
+    ('get', '/resource_providers/9bd6e4a6-04ad-4c04-a3d6-4b49bd4b1f3b'
+            '/traits'),
+    ('delete', '/resource_providers/9bd6e4a6-04ad-4c04-a3d6-4b49bd4b1f3b'
+               '/traits'),
 ])
 def test_below_1_6_the_endpoints_do_not_exist(client, method, url):
     getattr(client, method)(url, version='1.5', status=404)
