@@ -1,6 +1,5 @@
 """The /traits API, a provider's traits, and the trait storage lookups."""
 
-import uuid
 
 import os_traits
 import pytest
