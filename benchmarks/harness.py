@@ -1,0 +1,300 @@
+"""Side-by-side set-up shared by the benchmarks.
+
+One throwaway PostgreSQL cluster, a fresh database per server, our
+``placement-api`` and upstream openstack-placement (from its own cached
+venv, never a project dependency) each under gunicorn with the same
+worker count, both bound to 127.0.0.1 only.  Everything started here is
+stopped by ``Stack.close`` (also on Ctrl-C), by process id.
+"""
+
+import contextlib
+import http.client
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+import sqlalchemy as sa
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if REPO not in sys.path:
+    sys.path.insert(0, REPO)
+
+from tests import pg_cluster  # noqa: E402  (needs REPO on sys.path)
+
+UPSTREAM_VERSION = '16.0.0'
+UPSTREAM_PACKAGES = ('openstack-placement==%s' % UPSTREAM_VERSION,
+                     'gunicorn', 'psycopg2-binary')
+CACHE = os.path.join(os.path.expanduser('~'), '.cache', 'placement-bench')
+UPSTREAM_VENV = os.path.join(CACHE, 'upstream-venv')
+WORKERS = 2
+START_TIMEOUT = 90
+
+
+def log(message):
+    print(message, file=sys.stderr, flush=True)
+
+
+def ensure_upstream_venv(path=UPSTREAM_VENV):
+    """Upstream's server in a venv of its own, built once and reused.
+
+    A marker file names the installed packages, so a changed pin rebuilds
+    the venv instead of silently measuring another version.
+    """
+    marker = os.path.join(path, 'placement-bench.installed')
+    wanted = ' '.join(UPSTREAM_PACKAGES)
+    if os.path.exists(marker):
+        with open(marker) as handle:
+            if handle.read().strip() == wanted:
+                return path
+    log('Installing upstream (%s) into %s ...' % (wanted, path))
+    subprocess.run([sys.executable, '-m', 'venv', '--clear', path],
+                   check=True)
+    subprocess.run([os.path.join(path, 'bin', 'pip'), 'install', '-q',
+                    *UPSTREAM_PACKAGES], check=True)
+    with open(marker, 'w') as handle:
+        handle.write(wanted + '\n')
+    return path
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+def write_config(directory, database_url):
+    """placement.conf and an empty policy.yaml, as both servers read them."""
+    os.makedirs(directory, exist_ok=True)
+    conf = os.path.join(directory, 'placement.conf')
+    with open(conf, 'w') as handle:
+        handle.write('[api]\nauth_strategy = noauth2\n'
+                     '[placement_database]\nconnection = %s\n'
+                     'sync_on_startup = True\n' % database_url)
+    with open(os.path.join(directory, 'policy.yaml'), 'w') as handle:
+        handle.write('{}\n')
+    return conf
+
+
+def wait_until_serving(port, proc, log_path, timeout=START_TIMEOUT):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError('server exited with %s; see %s'
+                               % (proc.returncode, log_path))
+        conn = http.client.HTTPConnection('127.0.0.1', port, timeout=2)
+        try:
+            conn.request('GET', '/')
+            if conn.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        finally:
+            conn.close()
+        time.sleep(0.2)
+    raise RuntimeError('server on port %d not ready after %ds; see %s'
+                       % (port, timeout, log_path))
+
+
+class Server:
+    """One gunicorn master and its workers, in a session of their own."""
+
+    def __init__(self, name, port, argv, env, directory):
+        self.name = name
+        self.port = port
+        self.log_path = os.path.join(directory, 'server.log')
+        with open(self.log_path, 'ab') as output:
+            self.proc = subprocess.Popen(
+                argv, env=env, cwd=directory, stdout=output,
+                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                start_new_session=True)
+        try:
+            wait_until_serving(port, self.proc, self.log_path)
+        except BaseException:
+            self.stop()
+            raise
+
+    def pids(self):
+        """The master and its workers: every process of its session."""
+        found = []
+        for entry in os.listdir('/proc'):
+            if entry.isdigit():
+                with contextlib.suppress(OSError):
+                    if os.getsid(int(entry)) == self.proc.pid:
+                        found.append(int(entry))
+        return found
+
+    def stop(self):
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+
+
+def _cpu_seconds(pid):
+    """utime + stime of one process, or None when it is gone."""
+    try:
+        with open('/proc/%d/stat' % pid) as handle:
+            fields = handle.read().rsplit(')', 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+
+
+def _postgres_backends(database):
+    """Pids of PostgreSQL backends serving ``database`` (by their title)."""
+    found = []
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open('/proc/%s/cmdline' % entry, 'rb') as handle:
+                title = handle.read().replace(b'\0', b' ').split()
+        except OSError:
+            continue
+        if (len(title) >= 3 and title[0] == b'postgres:'
+                and title[2] == database.encode()):
+            found.append(int(entry))
+    return found
+
+
+class CpuMeter:
+    """CPU seconds the server's processes and its database backends use.
+
+    Backends are told apart by database name; a process that appears
+    between two readings counts from zero, one that exits loses its time,
+    so the figures are close, not exact.
+    """
+
+    def __init__(self, server, database):
+        self.server = server
+        self.database = database
+
+    def read(self):
+        return {'server': self._times(self.server.pids()),
+                'postgres': self._times(_postgres_backends(self.database))}
+
+    @staticmethod
+    def _times(pids):
+        times = {pid: _cpu_seconds(pid) for pid in pids}
+        return {pid: t for pid, t in times.items() if t is not None}
+
+    @staticmethod
+    def used(before, after):
+        return {kind: sum(t - before[kind].get(pid, 0.0)
+                          for pid, t in after[kind].items())
+                for kind in after}
+
+
+class Stack:
+    """PostgreSQL plus both servers; ``servers['ours'|'upstream']``."""
+
+    def __init__(self, workers=WORKERS):
+        self.workers = workers
+        self.root = tempfile.mkdtemp(prefix='placement-bench-')
+        self.cluster = None
+        self.servers = {}
+        self.meters = {}
+        self._previous_sigterm = signal.SIG_DFL
+
+    def __enter__(self):
+        self._previous_sigterm = signal.signal(signal.SIGTERM,
+                                               _raise_interrupt)
+        try:
+            self._start()
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc_info):
+        try:
+            self.close()
+        finally:
+            signal.signal(signal.SIGTERM, self._previous_sigterm)
+
+    def _start(self):
+        venv = ensure_upstream_venv()
+        log('Starting PostgreSQL ...')
+        self.cluster = pg_cluster.Cluster().start()
+        for name in ('ours', 'upstream'):
+            database = 'bench_%s' % name
+            self._create_database(database)
+            directory = os.path.join(self.root, name)
+            conf = write_config(directory, self.cluster.url(database))
+            port = free_port()
+            if name == 'ours':
+                argv, env = self._ours(conf, port)
+            else:
+                argv, env = self._upstream(venv, directory, conf, port)
+            log('Starting %s on 127.0.0.1:%d ...' % (name, port))
+            server = Server(name, port, argv, env, directory)
+            self.servers[name] = server
+            self.meters[name] = CpuMeter(server, database)
+
+    def _create_database(self, name):
+        admin = sa.create_engine(self.cluster.url('postgres'),
+                                 isolation_level='AUTOCOMMIT')
+        with admin.connect() as conn:
+            conn.exec_driver_sql('CREATE DATABASE %s' % name)
+        admin.dispose()
+
+    def _ours(self, conf, port):
+        script = os.path.join(os.path.dirname(sys.executable),
+                              'placement-api')
+        return ([script, '--config-file', conf,
+                 '--bind', '127.0.0.1:%d' % port,
+                 '--workers', str(self.workers)], dict(os.environ))
+
+    def _upstream(self, venv, directory, conf, port):
+        """Upstream's gunicorn, away from this checkout.
+
+        gunicorn puts its working directory on sys.path, and from the
+        checkout ``placement`` would be ours: it runs in the config
+        directory instead.  Upstream migrates in every worker at start;
+        on a fresh database two workers would race, so it is migrated
+        once beforehand.
+        """
+        env = dict(os.environ, OS_PLACEMENT_CONFIG_DIR=directory)
+        env.pop('PYTHONPATH', None)
+        bindir = os.path.join(venv, 'bin')
+        subprocess.run([os.path.join(bindir, 'placement-manage'),
+                        '--config-file', conf, 'db', 'sync'],
+                       env=env, cwd=directory, check=True,
+                       stdout=subprocess.DEVNULL)
+        return ([os.path.join(bindir, 'gunicorn'),
+                 '--bind', '127.0.0.1:%d' % port,
+                 '--workers', str(self.workers),
+                 'placement.wsgi.api:application'], env)
+
+    def postgres_version(self):
+        admin = sa.create_engine(self.cluster.url('postgres'))
+        with admin.connect() as conn:
+            version = conn.exec_driver_sql('SHOW server_version').scalar()
+        admin.dispose()
+        return version
+
+    def close(self):
+        for server in self.servers.values():
+            server.stop()
+        self.servers = {}
+        if self.cluster is not None and self.cluster.port is not None:
+            self.cluster.stop()
+            self.cluster = None
+        if os.environ.get('PLACEMENT_BENCH_KEEP_LOGS'):
+            log('Server logs kept in %s' % self.root)
+        else:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
