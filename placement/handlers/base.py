@@ -10,6 +10,7 @@ import jsonschema
 
 from placement import errors
 from placement import microversion
+from placement.schemas import validation
 from placement.storage import exceptions as storage_exc
 
 JSON = 'application/json'
@@ -80,7 +81,7 @@ def _is_uuid(instance):
 def validate(data, schema):
     """400 with jsonschema's message unless ``data`` matches ``schema``."""
     try:
-        jsonschema.validate(data, schema, format_checker=_FORMAT_CHECKER)
+        validation.check(data, schema, format_checker=_FORMAT_CHECKER)
     except jsonschema.ValidationError as exc:
         raise errors.BadRequest('JSON does not validate: %s' % exc)
 

@@ -10,6 +10,7 @@ from placement.handlers import base
 from placement.handlers import query_params
 from placement.policies import trait as policies
 from placement.schemas import trait as schemas
+from placement.schemas import validation
 from placement.storage import exceptions as storage_exc
 from placement.storage import traits as storage
 
@@ -79,7 +80,7 @@ class Trait(base.Resource):
     def on_put(self, req, resp, name):
         req.context.can(policies.TRAITS_UPDATE)
         try:
-            jsonschema.validate(name, schemas.CUSTOM_NAME)
+            validation.check(name, schemas.CUSTOM_NAME)
         except jsonschema.ValidationError:
             raise errors.BadRequest(_INVALID_NAME)
         trait, created = req.context.db.write(storage.ensure, name)

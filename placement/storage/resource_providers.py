@@ -38,18 +38,38 @@ def _duplicates(conn, uuid, name, exclude_id=None):
     return found
 
 
-def _raise_if_duplicate(conn, uuid, name, exclude_id=None):
-    duplicates = _duplicates(conn, uuid, name, exclude_id)
-    if duplicates:
-        raise exceptions.Duplicate(
-            'Conflicting resource provider %s already exists.'
-            % ', '.join(duplicates))
+def _create_conflict(error, uuid, name):
+    """The storage error for an IntegrityError from the provider INSERT.
+
+    The unique constraints, not a prior SELECT, detect duplicates: that
+    keeps a create to two statements and is race-free.  The database names
+    the constraint it hit (one of them when both uuid and name clash, as
+    with upstream); a foreign key failure means the parent went away
+    between our lookup and the insert.
+    """
+    orig = error.orig
+    diag = getattr(orig, 'diag', None)
+    which = (getattr(diag, 'constraint_name', None) or str(orig)).lower()
+    if 'uuid' in which:
+        return exceptions.Duplicate(
+            'Conflicting resource provider uuid: %s already exists.' % uuid)
+    if 'name' in which:
+        return exceptions.Duplicate(
+            'Conflicting resource provider name: %s already exists.' % name)
+    if 'foreign key' in which or which.startswith('fk_'):
+        return _parent_missing(name, uuid)
+    return None
+
+
+def _parent_missing(name, uuid):
+    return exceptions.InvalidInput(
+        'Unable to create resource provider "%s", %s: parent provider UUID '
+        'does not exist.' % (name, uuid))
 
 
 def create(conn, name, uuid=None, parent_provider_uuid=None):
     """Create a provider and return it (as ``providers_core`` reads it)."""
     uuid = str(uuidlib.UUID(uuid)) if uuid else str(uuidlib.uuid4())
-    _raise_if_duplicate(conn, uuid, name)
     parent = None
     if parent_provider_uuid is not None:
         if parent_provider_uuid == uuid:
@@ -59,25 +79,33 @@ def create(conn, name, uuid=None, parent_provider_uuid=None):
                 'provider UUID to None if there is no parent.' % (name, uuid))
         parent = providers_core.find_by_uuid(conn, parent_provider_uuid)
         if parent is None:
-            raise exceptions.InvalidInput(
-                'Unable to create resource provider "%s", %s: parent '
-                'provider UUID does not exist.' % (name, uuid))
+            raise _parent_missing(name, uuid)
+    now = tables.utcnow()
     try:
-        with conn.begin_nested():
-            provider_id = conn.execute(_RP.insert().values(
-                uuid=uuid, name=name, generation=0,
-                parent_provider_id=parent['id'] if parent else None,
-                root_provider_id=parent['root_provider_id'] if parent
-                else None,
-                created_at=tables.utcnow())).inserted_primary_key[0]
-    except sa_exc.IntegrityError:
-        # Lost a race with a concurrent create of the same uuid or name.
-        _raise_if_duplicate(conn, uuid, name)
-        raise
+        provider_id = conn.execute(_RP.insert().values(
+            uuid=uuid, name=name, generation=0,
+            parent_provider_id=parent['id'] if parent else None,
+            root_provider_id=parent['root_provider_id'] if parent else None,
+            created_at=now).returning(_RP.c.id)).scalar_one()
+    except sa_exc.IntegrityError as error:
+        conflict = _create_conflict(error, uuid, name)
+        if conflict is None:
+            raise
+        raise conflict from None
     if parent is None:
+        # A root is its own root, which needs the id the INSERT made.
         conn.execute(_RP.update().where(_RP.c.id == provider_id)
-                     .values(root_provider_id=provider_id))
-    return providers_core.get_by_uuid(conn, uuid)
+                     .values(root_provider_id=provider_id, updated_at=now))
+    return {
+        'id': provider_id, 'uuid': uuid, 'name': name, 'generation': 0,
+        'parent_provider_id': parent['id'] if parent else None,
+        'root_provider_id': (parent['root_provider_id'] if parent
+                             else provider_id),
+        'created_at': now, 'updated_at': None if parent else now,
+        'parent_provider_uuid': parent['uuid'] if parent else None,
+        'root_provider_uuid': (parent['root_provider_uuid'] if parent
+                               else uuid),
+    }
 
 
 # -- update ----------------------------------------------------------------

@@ -39,14 +39,50 @@ def test_unknown_parent_is_400(client):
     assert 'parent provider UUID does not exist' in resp.text
 
 
-def test_duplicate_name_and_uuid_are_409_with_code(client):
+def test_duplicate_uuid_is_409_naming_it(client):
+    first = client.post('/resource_providers', json={'name': 'dup'}).json
+    resp = client.post('/resource_providers', status=409, json={
+        'name': 'other', 'uuid': first['uuid']})
+    error = resp.json['errors'][0]
+    assert error['code'] == 'placement.duplicate_name'
+    assert ('Conflicting resource provider uuid: %s already exists.'
+            % first['uuid']) in error['detail']
+
+
+def test_duplicate_name_is_409_naming_it(client):
+    client.post('/resource_providers', json={'name': 'dup'})
+    resp = client.post('/resource_providers', status=409,
+                       json={'name': 'dup'})
+    error = resp.json['errors'][0]
+    assert error['code'] == 'placement.duplicate_name'
+    assert ('Conflicting resource provider name: dup already exists.'
+            in error['detail'])
+
+
+def test_duplicate_name_and_uuid_is_409(client):
+    """Both clash: the database reports one of them, as with upstream."""
     first = client.post('/resource_providers', json={'name': 'dup'}).json
     resp = client.post('/resource_providers', status=409, json={
         'name': 'dup', 'uuid': first['uuid']})
-    error = resp.json['errors'][0]
-    assert error['code'] == 'placement.duplicate_name'
-    assert 'uuid: %s' % first['uuid'] in error['detail']
-    assert 'name: dup' in error['detail']
+    assert 'Conflicting resource provider' in resp.json['errors'][0][
+        'detail']
+
+
+def test_failed_create_leaves_nothing_behind(client):
+    client.post('/resource_providers', json={'name': 'dup'})
+    client.post('/resource_providers', status=409, json={'name': 'dup'})
+    names = [rp['name'] for rp in
+             client.get('/resource_providers').json['resource_providers']]
+    assert names == ['dup']
+
+
+def test_created_provider_reads_back_as_returned(client):
+    root = client.post('/resource_providers', json={'name': 'r'}).json
+    child = client.post('/resource_providers', json={
+        'name': 'c', 'parent_provider_uuid': root['uuid']}).json
+    for created in (root, child):
+        shown = client.get('/resource_providers/' + created['uuid']).json
+        assert shown == created
 
 
 def test_uuid_without_dashes_is_normalised(client):

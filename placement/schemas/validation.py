@@ -1,0 +1,34 @@
+"""JSON schema checking with one validator per schema, built once.
+
+``jsonschema.validate`` re-checks the schema against its meta-schema and
+builds a validator on every call, which cost more than everything else in
+a simple write.  Our schemas are module constants, so each gets its
+validator the first time it is used; the error reported is the same one
+``jsonschema.validate`` would raise (the best match).
+"""
+
+import jsonschema
+
+_VALIDATORS = {}
+
+
+def _validator(schema, format_checker):
+    key = (id(schema), id(format_checker))
+    entry = _VALIDATORS.get(key)
+    if entry is None:
+        cls = jsonschema.validators.validator_for(schema)
+        cls.check_schema(schema)
+        # The schema and checker are kept in the entry so that their ids
+        # cannot be reused by other objects while the key exists.
+        entry = (schema, format_checker,
+                 cls(schema, format_checker=format_checker))
+        _VALIDATORS[key] = entry
+    return entry[2]
+
+
+def check(instance, schema, format_checker=None):
+    """Raise ``jsonschema.ValidationError`` unless ``instance`` matches."""
+    error = jsonschema.exceptions.best_match(
+        _validator(schema, format_checker).iter_errors(instance))
+    if error is not None:
+        raise error
