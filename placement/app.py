@@ -2,8 +2,8 @@
 
 Request flow, outermost first:
 
-  HTTPProxyToWSGI   X-Forwarded-* honoured when [oslo_middleware]
-                    enable_proxy_headers_parsing is set
+  HTTPProxyToWSGI   only when [oslo_middleware]
+                    enable_proxy_headers_parsing is set: X-Forwarded-*
   RequestId (WSGI)  every response gets x-openstack-request-id
   CORS (WSGI)       only when [cors] allowed_origin is set
   KeystoneAuth      (WSGI, auth_strategy=keystone) validates the token
@@ -130,5 +130,8 @@ def build_app(conf, db=None, prepare=True):
         application = keystone.KeystoneAuth(application, conf)
     if conf.cors.allowed_origin:
         application = cors.CORS(application, conf)
-    return http_proxy_to_wsgi.HTTPProxyToWSGI(
-        request_id.RequestId(application), conf)
+    application = request_id.RequestId(application)
+    if conf.oslo_middleware.enable_proxy_headers_parsing:
+        # Only when asked for: it costs a webob request on every call.
+        application = http_proxy_to_wsgi.HTTPProxyToWSGI(application, conf)
+    return application
