@@ -172,3 +172,37 @@ def test_connection_parameters_are_appended(conf):
                       group='placement_database')
     assert engine.build_url(conf) == (
         'postgresql+psycopg2://u@h/placement?application_name=x')
+
+
+@pytest.fixture
+def postgres_db(backend, db):
+    if backend != 'postgresql':
+        pytest.skip('server-side connection termination is PostgreSQL only')
+    return db
+
+
+def _terminate_connections(cluster, database):
+    admin = sa.create_engine(cluster.url('postgres'),
+                             isolation_level='AUTOCOMMIT')
+    with admin.connect() as conn:
+        killed = conn.execute(sa.text(
+            'SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity '
+            'WHERE datname = :name AND pid <> pg_backend_pid()'),
+            {'name': database}).scalar()
+    admin.dispose()
+    return killed
+
+
+@pytest.mark.parametrize('write', [False, True])
+def test_connection_dropped_by_the_server_is_replaced(postgres_db,
+                                                      postgres, write):
+    """A pooled connection the server killed (restart, failover, idle
+    timeout) costs a retry on a fresh connection, not an error."""
+    def count_traits(conn):
+        return conn.execute(sa.select(sa.func.count())
+                            .select_from(tables.traits)).scalar()
+
+    before = postgres_db.read(count_traits)
+    assert _terminate_connections(
+        postgres, postgres_db.engine.url.database) >= 1
+    assert postgres_db.run(count_traits, write=write) == before
