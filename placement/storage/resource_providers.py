@@ -67,6 +67,14 @@ def _parent_missing(name, uuid):
         'does not exist.' % (name, uuid))
 
 
+# Built once: creation is the hot write of a deployment's start-up.
+_INSERT = _RP.insert().returning(_RP.c.id)
+_MAKE_ROOT = (_RP.update()
+              .where(_RP.c.id == sa.bindparam('provider_id'))
+              .values(root_provider_id=sa.bindparam('provider_id'),
+                      updated_at=sa.bindparam('updated_at')))
+
+
 def create(conn, name, uuid=None, parent_provider_uuid=None):
     """Create a provider and return it (as ``providers_core`` reads it)."""
     uuid = str(uuidlib.UUID(uuid)) if uuid else str(uuidlib.uuid4())
@@ -82,11 +90,12 @@ def create(conn, name, uuid=None, parent_provider_uuid=None):
             raise _parent_missing(name, uuid)
     now = tables.utcnow()
     try:
-        provider_id = conn.execute(_RP.insert().values(
-            uuid=uuid, name=name, generation=0,
-            parent_provider_id=parent['id'] if parent else None,
-            root_provider_id=parent['root_provider_id'] if parent else None,
-            created_at=now).returning(_RP.c.id)).scalar_one()
+        provider_id = conn.execute(_INSERT, {
+            'uuid': uuid, 'name': name, 'generation': 0,
+            'parent_provider_id': parent['id'] if parent else None,
+            'root_provider_id': parent['root_provider_id'] if parent
+            else None,
+            'created_at': now}).scalar_one()
     except sa_exc.IntegrityError as error:
         conflict = _create_conflict(error, uuid, name)
         if conflict is None:
@@ -94,8 +103,8 @@ def create(conn, name, uuid=None, parent_provider_uuid=None):
         raise conflict from None
     if parent is None:
         # A root is its own root, which needs the id the INSERT made.
-        conn.execute(_RP.update().where(_RP.c.id == provider_id)
-                     .values(root_provider_id=provider_id, updated_at=now))
+        conn.execute(_MAKE_ROOT, {'provider_id': provider_id,
+                                  'updated_at': now})
     return {
         'id': provider_id, 'uuid': uuid, 'name': name, 'generation': 0,
         'parent_provider_id': parent['id'] if parent else None,
