@@ -10,6 +10,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from placement.storage import exceptions
+from placement.storage import names as names_lookup
 from placement.storage import standard_sync
 from placement.storage import tables
 
@@ -56,12 +57,7 @@ def id_for_name(conn, name):
 
 def ids_by_name(conn, names):
     """{name: id} for those of ``names`` that exist (others are absent)."""
-    names = list(set(names))
-    if not names:
-        return {}
-    rows = conn.execute(sa.select(_RC.c.name, _RC.c.id)
-                        .where(_RC.c.name.in_(names)))
-    return {row.name: row.id for row in rows}
+    return names_lookup.ids_by_name(conn, _RC, names)
 
 
 def _next_custom_id(conn):

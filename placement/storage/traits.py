@@ -9,6 +9,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from placement.storage import exceptions
+from placement.storage import names as names_lookup
 from placement.storage import providers_core
 from placement.storage import tables
 
@@ -58,12 +59,7 @@ def get_by_name(conn, name):
 
 def trait_ids_by_name(conn, names):
     """{name: id} for those of ``names`` that exist (others are absent)."""
-    names = list(set(names))
-    if not names:
-        return {}
-    rows = conn.execute(sa.select(_TRAIT.c.name, _TRAIT.c.id)
-                        .where(_TRAIT.c.name.in_(names)))
-    return {row.name: row.id for row in rows}
+    return names_lookup.ids_by_name(conn, _TRAIT, names)
 
 
 def ensure(conn, name):
