@@ -1,6 +1,7 @@
 """What every handler module shares: the resource base class, version
 gates, JSON bodies, and the mapping of storage failures to HTTP errors."""
 
+import datetime
 import functools
 import json
 import uuid
@@ -120,6 +121,18 @@ def absolute_url(req, *parts):
     if default_port and netloc.endswith(default_port):
         netloc = netloc[:-len(default_port)]
     return '%s://%s%s' % (req.scheme, netloc, url(req, *parts))
+
+
+def utcnow():
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
+def newest_change(rows, when_empty=None):
+    """The latest ``updated_at`` (else ``created_at``) among ``rows``: the
+    Last-Modified of a listing; ``when_empty`` if no row has one."""
+    stamps = [row['updated_at'] or row['created_at'] for row in rows]
+    stamps = [stamp for stamp in stamps if stamp is not None]
+    return max(stamps) if stamps else when_empty
 
 
 def send_cache_headers(req, resp, last_modified):

@@ -63,11 +63,7 @@ def _records(data):
 
 
 def _provider(req, uuid):
-    """The provider, or 404 (with no error code: upstream sends none)."""
-    try:
-        return req.context.db.read(providers_core.get_by_uuid, uuid)
-    except storage_exc.NotFound as exc:
-        raise errors.NotFound(exc.message)
+    return req.context.db.read(providers_core.get_by_uuid, uuid)
 
 
 def _check_generation(provider, data):
@@ -117,12 +113,6 @@ def _serialize(record):
     return {field: record[field] for field in storage.FIELDS}
 
 
-def _latest_change(records):
-    """When the newest of ``records`` changed; None if there are none."""
-    stamps = [r['updated_at'] or r['created_at'] for r in records]
-    return max(stamps) if stamps else None
-
-
 def _send_one(req, resp, record, generation, last_modified,
               status=falcon.HTTP_200):
     body = _serialize(record)
@@ -138,8 +128,6 @@ def _send_all(req, resp, records, generation, last_modified):
                         for name, record in records.items()},
     })
     base.send_cache_headers(req, resp, last_modified)
-
-
 
 
 def _list(conn, uuid):
@@ -162,7 +150,7 @@ class Inventories(base.Resource):
         req.context.can(policies.LIST)
         provider, records = _read_all(req, uuid)
         _send_all(req, resp, {r['resource_class']: r for r in records},
-                  provider['generation'], _latest_change(records))
+                  provider['generation'], base.newest_change(records))
 
     @base.require_json
     def on_post(self, req, resp, uuid):
@@ -241,7 +229,7 @@ class Inventory(base.Resource):
             raise errors.NotFound('No inventory of class %s for %s'
                                   % (resource_class, uuid))
         _send_one(req, resp, record, provider['generation'],
-                  _latest_change([record]))
+                  base.newest_change([record]))
 
     @base.require_json
     def on_put(self, req, resp, uuid, resource_class):

@@ -5,7 +5,6 @@ class from a JSON body; from 1.7 it has no body and makes sure the class
 named in the URL exists (201 when it created it, 204 when it was there).
 """
 
-import datetime
 import json
 
 import falcon
@@ -28,14 +27,6 @@ def _serialize(req, resource_class):
         'name': resource_class['name'],
         'links': [{'rel': 'self', 'href': _url(req, resource_class['name'])}],
     }
-
-
-def _last_modified(resource_classes):
-    """The newest row time, or now when there are no rows."""
-    times = [rc['updated_at'] or rc['created_at'] for rc in resource_classes]
-    times = [t for t in times if t is not None]
-    return max(times) if times else datetime.datetime.now(
-        datetime.timezone.utc)
 
 
 def _send_created(req, resp, resource_class, status):
@@ -65,7 +56,8 @@ class ResourceClasses(base.Resource):
         resource_classes = req.context.db.read(storage.list_all)
         base.send_json(req, resp, {'resource_classes': [
             _serialize(req, rc) for rc in resource_classes]})
-        base.send_cache_headers(req, resp, _last_modified(resource_classes))
+        base.send_cache_headers(req, resp, base.newest_change(
+            resource_classes, base.utcnow()))
 
     @base.gated('1.2')
     @base.require_json
@@ -87,7 +79,8 @@ class ResourceClass(base.Resource):
         req.context.can(policies.SHOW)
         resource_class = req.context.db.read(storage.get_by_name, name)
         base.send_json(req, resp, _serialize(req, resource_class))
-        base.send_cache_headers(req, resp, _last_modified([resource_class]))
+        base.send_cache_headers(req, resp, base.newest_change(
+            [resource_class], base.utcnow()))
 
     @base.gated('1.2')
     def on_put(self, req, resp, name):

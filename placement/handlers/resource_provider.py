@@ -1,7 +1,5 @@
 """Handlers for /resource_providers and /resource_providers/{uuid}."""
 
-import datetime
-
 import falcon
 
 from placement import errors
@@ -62,13 +60,6 @@ def _list_filters(req):
     return filters
 
 
-def _newest_change(providers):
-    """Last-Modified of a list: its latest change, or now when empty."""
-    changes = [last_modified(provider) for provider in providers]
-    return max(changes) if changes else datetime.datetime.now(
-        datetime.timezone.utc)
-
-
 class ResourceProviders(base.Resource):
 
     def on_get(self, req, resp):
@@ -85,7 +76,8 @@ class ResourceProviders(base.Resource):
                 'Invalid trait(s) in "required" parameter: %s' % exc.message)
         base.send_json(req, resp, {'resource_providers': [
             serialize(req, provider) for provider in providers]})
-        base.send_cache_headers(req, resp, _newest_change(providers))
+        base.send_cache_headers(req, resp, base.newest_change(
+            providers, base.utcnow()))
 
     @base.require_json
     def on_post(self, req, resp):

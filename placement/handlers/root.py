@@ -1,7 +1,5 @@
 """``GET /``: version discovery, open to anyone."""
 
-import datetime
-
 from placement import microversion
 from placement.handlers import base
 
@@ -18,5 +16,4 @@ class Root(base.Resource):
             # clients (or proxies) reach it by.
             'links': [{'rel': 'self', 'href': ''}],
         }]})
-        base.send_cache_headers(
-            req, resp, datetime.datetime.now(datetime.timezone.utc))
+        base.send_cache_headers(req, resp, base.utcnow())

@@ -1,7 +1,5 @@
 """Handlers for /traits, /traits/{name} and a provider's traits (1.6+)."""
 
-import datetime
-
 import falcon
 import jsonschema
 
@@ -21,14 +19,6 @@ _INVALID_NAME = (
 _BAD_NAME_FILTER = (
     'Badly formatted name parameter. Expected name query string parameter '
     'in form: ?name=[in|startswith]:[name1,name2|prefix]. Got: "%s"')
-
-
-def _last_modified(traits):
-    """The newest trait row time, or now when there are none."""
-    times = [t['updated_at'] or t['created_at'] for t in traits]
-    times = [t for t in times if t is not None]
-    return max(times) if times else datetime.datetime.now(
-        datetime.timezone.utc)
 
 
 def _list_filters(req):
@@ -61,7 +51,8 @@ def _send_traits(req, resp, traits, generation=None):
     if generation is not None:
         body['resource_provider_generation'] = generation
     base.send_json(req, resp, body)
-    base.send_cache_headers(req, resp, _last_modified(traits))
+    base.send_cache_headers(req, resp,
+                            base.newest_change(traits, base.utcnow()))
 
 
 class Traits(base.Resource):
