@@ -26,7 +26,7 @@ _ATTEMPTS = 5
 
 
 def build_url(conf):
-    """The SQLAlchemy URL from [placement_database], or the embedded default."""
+    """The SQLAlchemy URL from [placement_database], or the embedded one."""
     url = conf.placement_database.connection
     if not url:
         state_path = conf.state_path

@@ -24,20 +24,6 @@ _RP_AGG = tables.resource_provider_aggregates
 _AGG = tables.placement_aggregates
 
 
-def _duplicates(conn, uuid, name, exclude_id=None):
-    """Which of uuid/name another provider already has, as messages."""
-    found = []
-    for column, value in (('uuid', uuid), ('name', name)):
-        if value is None:
-            continue
-        query = sa.select(_RP.c.id).where(_RP.c[column] == value)
-        if exclude_id is not None:
-            query = query.where(_RP.c.id != exclude_id)
-        if conn.execute(query).first():
-            found.append('%s: %s' % (column, value))
-    return found
-
-
 def _create_conflict(error, uuid, name):
     """The storage error for an IntegrityError from the provider INSERT.
 
@@ -170,7 +156,9 @@ def _new_place(conn, provider, parent_uuid, allow_reparenting):
 
 
 def _raise_if_name_taken(conn, name, provider_id):
-    if _duplicates(conn, None, name, exclude_id=provider_id):
+    taken = conn.execute(sa.select(_RP.c.id).where(
+        _RP.c.name == name, _RP.c.id != provider_id)).first()
+    if taken:
         raise exceptions.Duplicate(
             'Conflicting resource provider %s already exists.' % name)
 
