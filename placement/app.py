@@ -26,12 +26,15 @@ from placement import context
 from placement import errors
 from placement import policy
 from placement.handlers import aggregate
+from placement.handlers import allocation
 from placement.handlers import base
 from placement.handlers import inventory
 from placement.handlers import resource_class
+from placement.handlers import reshaper
 from placement.handlers import resource_provider
 from placement.handlers import root
 from placement.handlers import trait
+from placement.handlers import usage
 from placement.middleware import auth
 from placement.middleware import context as context_middleware
 from placement.middleware import microversion as microversion_middleware
@@ -58,10 +61,17 @@ def routes():
         ('/resource_providers/{uuid}/traits', trait.ProviderTraits()),
         ('/resource_providers/{uuid}/aggregates',
          aggregate.ProviderAggregates()),
+        ('/resource_providers/{uuid}/allocations',
+         allocation.ProviderAllocations()),
+        ('/resource_providers/{uuid}/usages', usage.ProviderUsages()),
         ('/resource_classes', resource_class.ResourceClasses()),
         ('/resource_classes/{name}', resource_class.ResourceClass()),
         ('/traits', trait.Traits()),
         ('/traits/{name}', trait.Trait()),
+        ('/allocations', allocation.Allocations()),
+        ('/allocations/{consumer_uuid}', allocation.ConsumerAllocations()),
+        ('/usages', usage.Usages()),
+        ('/reshaper', reshaper.Reshaper()),
     ]
 
 

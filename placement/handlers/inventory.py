@@ -47,7 +47,7 @@ def _with_defaults(fields):
     return record
 
 
-def _records(data):
+def parse_records(data):
     """{class name: record} from the body of a PUT of all inventory.
 
     A record under a name the schema does not see as a class name is
@@ -94,7 +94,7 @@ def _capacity_problem(req, provider, resource_class, record):
     return None
 
 
-def _validate_capacities(req, provider, records, action):
+def validate_capacities(req, provider, records, action):
     for resource_class, record in records.items():
         problem = _capacity_problem(req, provider, resource_class, record)
         if problem:
@@ -159,7 +159,7 @@ class Inventories(base.Resource):
         data = base.read_json(req, schemas.POST)
         resource_class = data['resource_class']
         record = _with_defaults(data)
-        _validate_capacities(req, provider, {resource_class: record},
+        validate_capacities(req, provider, {resource_class: record},
                              'create')
         try:
             generation = req.context.db.write(
@@ -182,8 +182,8 @@ class Inventories(base.Resource):
         provider = _provider(req, uuid)
         data = base.read_json(req, schemas.PUT_ALL)
         _check_generation(provider, data)
-        records = _records(data)
-        _validate_capacities(req, provider, records, 'update')
+        records = parse_records(data)
+        validate_capacities(req, provider, records, 'update')
         try:
             generation, over = req.context.db.write(
                 storage.replace_all, provider, records)
@@ -238,7 +238,7 @@ class Inventory(base.Resource):
         data = base.read_json(req, schemas.PUT_ONE)
         _check_generation(provider, data)
         record = _with_defaults(data)
-        _validate_capacities(req, provider, {resource_class: record},
+        validate_capacities(req, provider, {resource_class: record},
                              'update')
         try:
             generation, over = req.context.db.write(

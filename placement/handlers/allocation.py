@@ -1,0 +1,205 @@
+"""Handlers for allocations.
+
+/allocations                               POST (1.13)
+/allocations/{consumer_uuid}               GET PUT DELETE
+/resource_providers/{uuid}/allocations     GET
+
+Every write goes through ``storage.allocations.replace``: all consumers of
+a request in one transaction, all or nothing, retried on the server when
+it loses a provider generation race.  The error messages keep upstream's
+wording, which clients and upstream's tests match on.
+"""
+
+import uuid as uuidlib
+
+import falcon
+
+from placement import error_codes
+from placement import errors
+from placement import microversion
+from placement.handlers import base
+from placement.policies import allocation as policies
+from placement.schemas import allocation as schemas
+from placement.storage import allocations as storage
+from placement.storage import consumers
+from placement.storage import exceptions as storage_exc
+from placement.storage import inventories
+from placement.storage import providers_core
+
+GENERATION_VERSION = (1, 28)
+CONSUMER_TYPE_VERSION = (1, 38)
+
+
+def _version(req):
+    return tuple(req.context.microversion)
+
+
+def _last_modified(allocations):
+    return base.newest_change(allocations, base.utcnow())
+
+
+# -- reading ---------------------------------------------------------------
+
+def _serialize_for_consumer(req, consumer, allocations):
+    by_provider = {}
+    for allocation in allocations:
+        entry = by_provider.setdefault(
+            allocation['resource_provider_uuid'], {'resources': {}})
+        entry['generation'] = allocation['resource_provider_generation']
+        entry['resources'][allocation['resource_class']] = allocation['used']
+    body = {'allocations': by_provider}
+    version = _version(req)
+    if consumer is not None and version >= (1, 12):
+        body['project_id'] = consumer['project_id']
+        body['user_id'] = consumer['user_id']
+        if version >= GENERATION_VERSION:
+            body['consumer_generation'] = consumer['generation']
+        if version >= CONSUMER_TYPE_VERSION:
+            body['consumer_type'] = (consumer['consumer_type']
+                                     or consumers.UNKNOWN_TYPE)
+    return body
+
+
+def _serialize_for_provider(req, provider, allocations):
+    with_generation = _version(req) >= GENERATION_VERSION
+    by_consumer = {}
+    for allocation in allocations:
+        entry = by_consumer.setdefault(allocation['consumer_uuid'],
+                                       {'resources': {}})
+        entry['resources'][allocation['resource_class']] = allocation['used']
+        if with_generation:
+            entry['consumer_generation'] = allocation['consumer_generation']
+    return {'allocations': by_consumer,
+            'resource_provider_generation': provider['generation']}
+
+
+def _provider_allocations(conn, uuid):
+    provider = providers_core.get_by_uuid(conn, uuid)
+    return provider, storage.for_provider(conn, provider['id'])
+
+
+# -- writing ---------------------------------------------------------------
+
+def _as_dict_form(allocations):
+    """The list form of before 1.12 as the dict form of after it."""
+    return {item['resource_provider']['uuid']: {
+        'resources': item['resources']} for item in allocations}
+
+
+def consumer_write(req, consumer_uuid, data):
+    """A ConsumerWrite from one consumer's part of a (validated) body.
+
+    Clients older than 1.8 name no project or user: the configured
+    "incomplete consumer" ones stand in.
+    """
+    version = _version(req)
+    allocations = data['allocations']
+    if version < (1, 12):
+        allocations = _as_dict_form(allocations)
+    project_id, user_id = data.get('project_id'), data.get('user_id')
+    if project_id is None:
+        placement_conf = req.context.conf.placement
+        project_id = placement_conf.incomplete_consumer_project_id
+        user_id = placement_conf.incomplete_consumer_user_id
+    return storage.ConsumerWrite(
+        uuid=consumer_uuid, project_id=project_id, user_id=user_id,
+        allocations={provider: entry['resources']
+                     for provider, entry in allocations.items()},
+        generation=data.get('consumer_generation'),
+        consumer_type=(data['consumer_type']
+                       if version >= CONSUMER_TYPE_VERSION else None))
+
+
+def write(req, writes, class_not_found):
+    """Apply ``writes`` as one all-or-nothing change; map its failures.
+
+    ``class_not_found`` formats the 400 for an unknown resource class,
+    which upstream words differently for PUT and POST.
+    """
+    check_generation = _version(req) >= GENERATION_VERSION
+    try:
+        storage.retrying(
+            req.context.db,
+            req.context.conf.placement.allocation_conflict_retry_count,
+            storage.replace, writes, check_generation)
+    except inventories.ResourceClassNotFound as exc:
+        raise errors.BadRequest(class_not_found % exc.message)
+    except storage.CannotAllocate as exc:
+        raise errors.Conflict('Unable to allocate inventory: %s'
+                              % exc.message)
+    except storage.ProviderNotFound as exc:
+        raise errors.BadRequest(exc.message)
+    except consumers.GenerationConflict as exc:
+        raise errors.Conflict(exc.message, code=exc.code)
+    except storage_exc.ConcurrentUpdate as exc:
+        raise errors.Conflict(
+            'Inventory and/or allocations changed while attempting to '
+            'allocate: %s' % exc.message,
+            code=error_codes.CONCURRENT_UPDATE)
+
+
+def _canonical_consumer_uuid(consumer_uuid):
+    try:
+        return str(uuidlib.UUID(consumer_uuid))
+    except ValueError:
+        raise errors.BadRequest('Malformed consumer_uuid: %s'
+                                % consumer_uuid)
+
+
+class ConsumerAllocations(base.Resource):
+
+    def on_get(self, req, resp, consumer_uuid):
+        req.context.can(policies.ALLOC_LIST)
+        consumer, allocations = req.context.db.read(
+            storage.for_consumer, consumer_uuid)
+        base.send_json(req, resp, _serialize_for_consumer(
+            req, consumer, allocations))
+        base.send_cache_headers(req, resp, _last_modified(allocations))
+
+    @base.require_json
+    def on_put(self, req, resp, consumer_uuid):
+        req.context.can(policies.ALLOC_UPDATE)
+        consumer_uuid = _canonical_consumer_uuid(consumer_uuid)
+        data = base.read_json(req, schemas.for_version(
+            schemas.PUT_BY_VERSION, _version(req)))
+        write(req, [consumer_write(req, consumer_uuid, data)],
+              'Unable to allocate inventory for consumer %s: %%s'
+              % consumer_uuid)
+        resp.status = falcon.HTTP_204
+
+    def on_delete(self, req, resp, consumer_uuid):
+        req.context.can(policies.ALLOC_DELETE)
+        storage.retrying(
+            req.context.db,
+            req.context.conf.placement.allocation_conflict_retry_count,
+            storage.delete_for_consumer, consumer_uuid)
+        resp.status = falcon.HTTP_204
+
+
+class Allocations(base.Resource):
+
+    @base.gated('1.13')
+    @base.require_json
+    def on_post(self, req, resp):
+        req.context.can(policies.ALLOC_MANAGE)
+        data = base.read_json(req, schemas.for_version(
+            schemas.POST_BY_VERSION, _version(req)))
+        write(req, [consumer_write(req, consumer_uuid, body)
+                    for consumer_uuid, body in data.items()],
+              'Unable to allocate inventory %s')
+        resp.status = falcon.HTTP_204
+
+
+class ProviderAllocations(base.Resource):
+
+    def on_get(self, req, resp, uuid):
+        req.context.can(policies.RP_ALLOC_LIST)
+        try:
+            provider, allocations = req.context.db.read(
+                _provider_allocations, uuid)
+        except storage_exc.NotFound as exc:
+            raise errors.NotFound("Resource provider '%s' not found: %s"
+                                  % (uuid, exc.message))
+        base.send_json(req, resp, _serialize_for_provider(
+            req, provider, allocations))
+        base.send_cache_headers(req, resp, _last_modified(allocations))

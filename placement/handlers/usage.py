@@ -1,0 +1,64 @@
+"""Handlers for usage reports.
+
+/resource_providers/{uuid}/usages   GET
+/usages                             GET (1.9; by consumer type from 1.38)
+
+Usage is what is allocated now, so (as upstream) Last-Modified is always
+the time of the answer.
+"""
+
+from placement import errors
+from placement.handlers import base
+from placement.handlers import query_params
+from placement.policies import usage as policies
+from placement.schemas import usage as schemas
+from placement.storage import exceptions as storage_exc
+from placement.storage import providers_core
+from placement.storage import usages as storage
+
+CONSUMER_TYPE_VERSION = (1, 38)
+
+
+def _provider_usages(conn, uuid):
+    provider = providers_core.get_by_uuid(conn, uuid)
+    return provider, storage.for_provider(conn, provider['id'])
+
+
+class ProviderUsages(base.Resource):
+
+    def on_get(self, req, resp, uuid):
+        req.context.can(policies.PROVIDER_USAGES)
+        try:
+            provider, usages = req.context.db.read(_provider_usages, uuid)
+        except storage_exc.NotFound as exc:
+            raise errors.NotFound('No resource provider with uuid %s found: '
+                                  '%s' % (uuid, exc.message))
+        base.send_json(req, resp, {
+            'resource_provider_generation': provider['generation'],
+            'usages': usages})
+        base.send_cache_headers(req, resp, base.utcnow())
+
+
+class Usages(base.Resource):
+
+    @base.gated('1.9')
+    def on_get(self, req, resp):
+        query = query_params.Query.from_request(req)
+        project_id = query.get('project_id')
+        # The project asked about is the policy target: a project reader
+        # may see its own project's usage.
+        req.context.can(policies.TOTAL_USAGES,
+                        target={'project_id': project_id})
+        by_type = tuple(req.context.microversion) >= CONSUMER_TYPE_VERSION
+        query_params.validate(
+            query, schemas.GET_1_38 if by_type else schemas.GET_1_9)
+        user_id = query.get('user_id')
+        if by_type:
+            usages = req.context.db.read(
+                storage.for_project_by_type, project_id, user_id,
+                query.get('consumer_type'))
+        else:
+            usages = req.context.db.read(
+                storage.for_project, project_id, user_id)
+        base.send_json(req, resp, {'usages': usages})
+        base.send_cache_headers(req, resp, base.utcnow())

@@ -1,0 +1,26 @@
+"""JSON schemas for the query string of GET /usages."""
+
+import copy
+
+from placement.schemas import allocation
+
+_EXTERNAL_ID = {'type': 'string', 'minLength': 1, 'maxLength': 255}
+
+GET_1_9 = {
+    'type': 'object',
+    'properties': {
+        'project_id': _EXTERNAL_ID,
+        'user_id': _EXTERNAL_ID,
+    },
+    'required': ['project_id'],
+    'additionalProperties': False,
+}
+
+# 1.38: narrowed to one consumer type, ``all`` or ``unknown``.
+GET_1_38 = copy.deepcopy(GET_1_9)
+GET_1_38['properties']['consumer_type'] = {
+    'type': 'string',
+    'pattern': '%s|^all|^unknown$' % allocation.CONSUMER_TYPE_PATTERN,
+    'minLength': 1,
+    'maxLength': 255,
+}

@@ -1,0 +1,410 @@
+"""Allocations: reading them, and replacing consumers' allocations at once.
+
+A write names consumers and, for each, the allocations it should hold
+from now on (none removes them).  All of it is applied in one transaction
+or none of it is, so a move (one consumer emptied while another is
+written, as nova does for migrations) never leaves half a claim.
+
+Overcommit is prevented by compare-and-swap on generations, not by locks
+held while deciding: the write reads each provider's generation, its
+inventory and its usage in one statement (one snapshot), checks capacity,
+writes, and finally bumps each provider's generation only if it is still
+the one read.  Any other writer to those providers in between bumped it
+first, so this attempt rolls back and is retried from the start, up to
+``[placement] allocation_conflict_retry_count`` times.  Consumers are
+guarded the same way by their own generations.
+"""
+
+import collections
+import dataclasses
+import logging
+
+import sqlalchemy as sa
+
+from placement.storage import consumers as consumer_storage
+from placement.storage import exceptions
+from placement.storage import inventories
+from placement.storage import resource_classes
+from placement.storage import tables
+
+LOG = logging.getLogger(__name__)
+
+_ALLOC = tables.allocations
+_RP = tables.resource_providers
+_INV = tables.inventories
+_RC = tables.resource_classes
+_CONSUMER = tables.consumers
+_PROJECT = tables.projects
+_USER = tables.users
+_TYPE = tables.consumer_types
+
+
+class ProviderNotFound(exceptions.InvalidInput):
+    """An allocation names a provider that does not exist."""
+
+
+class CannotAllocate(exceptions.Conflict):
+    """The inventory cannot take the allocation (missing, too small, or
+    the amount breaks min_unit, max_unit or step_size)."""
+
+
+class _LostRace(exceptions.ConcurrentUpdate):
+    """A generation changed under this attempt: worth trying again."""
+
+
+@dataclasses.dataclass
+class ConsumerWrite:
+    """What one consumer's allocations become.
+
+    ``allocations`` is ``{provider uuid: {resource class: amount}}``; an
+    empty dict removes the consumer's allocations.  ``generation`` is only
+    checked when the write is made with ``check_generation``; None then
+    means "a consumer that does not exist yet".  ``consumer_type`` None
+    leaves the type as it is.
+    """
+    uuid: str
+    project_id: str
+    user_id: str
+    allocations: dict
+    generation: int | None = None
+    consumer_type: str | None = None
+
+
+# -- reading ---------------------------------------------------------------
+
+def for_consumer(conn, consumer_uuid):
+    """(consumer, its allocations), or (None, []) if it holds none.
+
+    The consumer is a dict with ``uuid``, ``generation``, ``project_id``
+    and ``user_id`` (external ids) and ``consumer_type`` (None if untyped);
+    each allocation has ``resource_provider_uuid``,
+    ``resource_provider_generation``, ``resource_class``, ``used`` and
+    timestamps.
+    """
+    rows = conn.execute(
+        sa.select(_RP.c.uuid.label('resource_provider_uuid'),
+                  _RP.c.generation.label('resource_provider_generation'),
+                  _RC.c.name.label('resource_class'), _ALLOC.c.used,
+                  _ALLOC.c.created_at, _ALLOC.c.updated_at,
+                  _CONSUMER.c.generation.label('consumer_generation'),
+                  _PROJECT.c.external_id.label('project_id'),
+                  _USER.c.external_id.label('user_id'),
+                  _TYPE.c.name.label('consumer_type'))
+        .select_from(
+            _ALLOC.join(_RP, _ALLOC.c.resource_provider_id == _RP.c.id)
+            .join(_RC, _ALLOC.c.resource_class_id == _RC.c.id)
+            .join(_CONSUMER, _ALLOC.c.consumer_id == _CONSUMER.c.uuid)
+            .join(_PROJECT, _CONSUMER.c.project_id == _PROJECT.c.id)
+            .join(_USER, _CONSUMER.c.user_id == _USER.c.id)
+            .outerjoin(_TYPE, _CONSUMER.c.consumer_type_id == _TYPE.c.id))
+        .where(_ALLOC.c.consumer_id == consumer_uuid)
+        .order_by(_ALLOC.c.id)).all()
+    if not rows:
+        return None, []
+    first = rows[0]
+    consumer = {'uuid': consumer_uuid,
+                'generation': first.consumer_generation,
+                'project_id': first.project_id, 'user_id': first.user_id,
+                'consumer_type': first.consumer_type}
+    return consumer, [dict(row._mapping) for row in rows]
+
+
+def for_provider(conn, provider_id):
+    """The allocations against a provider, each with ``consumer_uuid``,
+    ``consumer_generation``, ``resource_class``, ``used`` and timestamps.
+    """
+    rows = conn.execute(
+        sa.select(_ALLOC.c.consumer_id.label('consumer_uuid'),
+                  _CONSUMER.c.generation.label('consumer_generation'),
+                  _RC.c.name.label('resource_class'), _ALLOC.c.used,
+                  _ALLOC.c.created_at, _ALLOC.c.updated_at)
+        .select_from(
+            _ALLOC.join(_RC, _ALLOC.c.resource_class_id == _RC.c.id)
+            .join(_CONSUMER, _ALLOC.c.consumer_id == _CONSUMER.c.uuid)
+            .join(_PROJECT, _CONSUMER.c.project_id == _PROJECT.c.id)
+            .join(_USER, _CONSUMER.c.user_id == _USER.c.id))
+        .where(_ALLOC.c.resource_provider_id == provider_id)
+        .order_by(_ALLOC.c.id))
+    return [dict(row._mapping) for row in rows]
+
+
+# -- writing ---------------------------------------------------------------
+
+@dataclasses.dataclass
+class _Entry:
+    """One (consumer, provider, class, amount) of a write; amount 0 marks
+    an existing allocation being removed."""
+    consumer: dict
+    provider_uuid: str
+    resource_class: str
+    amount: int
+    provider_id: int = None
+    class_id: int = None
+
+
+def _existing(conn, consumer_uuids):
+    """The current allocations of the consumers, with provider uuids and
+    class names, in the order they were made."""
+    if not consumer_uuids:
+        return []
+    return conn.execute(
+        sa.select(_ALLOC.c.consumer_id, _ALLOC.c.resource_provider_id,
+                  _ALLOC.c.resource_class_id, _ALLOC.c.used,
+                  _RP.c.uuid.label('provider_uuid'),
+                  _RC.c.name.label('resource_class'))
+        .select_from(
+            _ALLOC.join(_RP, _ALLOC.c.resource_provider_id == _RP.c.id)
+            .join(_RC, _ALLOC.c.resource_class_id == _RC.c.id))
+        .where(_ALLOC.c.consumer_id.in_(sorted(consumer_uuids)))
+        .order_by(_ALLOC.c.id)).all()
+
+
+def _provider_ids(conn, writes):
+    """{uuid: id} of the providers the writes allocate from; the first
+    missing one (in request order) is a ProviderNotFound."""
+    wanted = {uuid for write in writes for uuid in write.allocations}
+    ids = {}
+    if wanted:
+        ids = dict(conn.execute(sa.select(_RP.c.uuid, _RP.c.id)
+                                .where(_RP.c.uuid.in_(sorted(wanted)))).all())
+    for write in writes:
+        for uuid in write.allocations:
+            if uuid not in ids:
+                raise ProviderNotFound(
+                    "Allocation for resource provider '%s' that does not "
+                    "exist." % uuid)
+    return ids
+
+
+def _entries(writes, consumers, provider_ids, existing):
+    """Every (consumer, provider, class, amount) the write decides on.
+
+    A consumer whose allocations become empty contributes its current
+    allocations with amount 0: those providers and the consumer count as
+    changed (their generations move), as with upstream.
+    """
+    entries = []
+    for write in writes:
+        consumer = consumers[write.uuid]
+        if write.allocations:
+            for provider_uuid, resources in write.allocations.items():
+                for resource_class, amount in resources.items():
+                    entries.append(_Entry(
+                        consumer, provider_uuid, resource_class, amount,
+                        provider_id=provider_ids[provider_uuid]))
+            continue
+        for row in existing:
+            if row.consumer_id == write.uuid:
+                entries.append(_Entry(
+                    consumer, row.provider_uuid, row.resource_class, 0,
+                    provider_id=row.resource_provider_id,
+                    class_id=row.resource_class_id))
+    return entries
+
+
+def _resolve_classes(conn, entries):
+    """Set each entry's class id; the first unknown class (in request
+    order) is a ResourceClassNotFound."""
+    ids = resource_classes.ids_by_name(
+        conn, {entry.resource_class for entry in entries})
+    for entry in entries:
+        if entry.resource_class not in ids:
+            raise inventories.ResourceClassNotFound(
+                'No such resource class %s.' % entry.resource_class)
+        entry.class_id = ids[entry.resource_class]
+
+
+def _usage():
+    """Current usage of the inventory row's provider and class, read from
+    the covering (provider, class, used) index."""
+    return sa.func.coalesce(
+        sa.select(sa.func.sum(_ALLOC.c.used))
+        .where(_ALLOC.c.resource_provider_id == _INV.c.resource_provider_id,
+               _ALLOC.c.resource_class_id == _INV.c.resource_class_id)
+        .correlate(_INV).scalar_subquery(), 0)
+
+
+def _provider_state(conn, provider_ids, class_ids):
+    """({provider id: generation}, {(provider id, class id): inventory
+    record with its current ``used``}), read in one statement so that
+    generations and usage come from the same snapshot."""
+    rows = conn.execute(
+        sa.select(_RP.c.id, _RP.c.generation, _INV.c.resource_class_id,
+                  *(_INV.c[field] for field in inventories.FIELDS),
+                  _usage().label('used'))
+        .select_from(_RP.outerjoin(
+            _INV, sa.and_(_INV.c.resource_provider_id == _RP.c.id,
+                          _INV.c.resource_class_id.in_(sorted(class_ids)))))
+        .where(_RP.c.id.in_(sorted(provider_ids)))).all()
+    generations = {row.id: row.generation for row in rows}
+    records = {(row.id, row.resource_class_id): row._mapping
+               for row in rows if row.resource_class_id is not None}
+    return generations, records
+
+
+def _check_capacity(entries, records, freed, class_names):
+    """Refuse (CannotAllocate) unless every provider can take its share.
+
+    ``freed`` is what the consumers being rewritten hold now, per
+    (provider id, class id): it is released by the write.  A provider
+    already over capacity (its inventory shrank) may still be written to
+    if the write leaves it no worse off than before, as upstream allows.
+    """
+    with_inventory = {provider_id for provider_id, _ in records}
+    missing = []
+    for entry in entries:
+        if (entry.provider_id not in with_inventory
+                and entry.provider_uuid not in missing):
+            missing.append(entry.provider_uuid)
+    if missing:
+        raise _invalid(', '.join(class_names), ', '.join(missing))
+    wanted = collections.Counter()
+    for entry in entries:
+        if entry.amount == 0:
+            continue
+        key = (entry.provider_id, entry.class_id)
+        record = records.get(key)
+        if record is None:
+            raise _invalid(entry.resource_class, entry.provider_uuid)
+        if (entry.amount < record['min_unit']
+                or entry.amount > record['max_unit']
+                or entry.amount % record['step_size']):
+            raise CannotAllocate(
+                "Unable to create allocation for '%s' on resource provider "
+                "'%s'. The requested amount would violate inventory "
+                "constraints." % (entry.resource_class, entry.provider_uuid))
+        wanted[key] += entry.amount
+        before = record['used']
+        after = before - freed[key] + wanted[key]
+        capacity = ((record['total'] - record['reserved'])
+                    * record['allocation_ratio'])
+        if after > capacity and after > before:
+            LOG.warning('Over capacity for %s on resource provider %s: '
+                        'would use %s of %s', entry.resource_class,
+                        entry.provider_uuid, after, capacity)
+            raise CannotAllocate(
+                "Unable to create allocation for '%s' on resource provider "
+                "'%s'. The requested amount would exceed the capacity."
+                % (entry.resource_class, entry.provider_uuid))
+
+
+def _invalid(resource_class, provider):
+    return CannotAllocate("Inventory for '%s' on resource provider '%s' "
+                          "invalid." % (resource_class, provider))
+
+
+def _bump_providers(conn, generations):
+    """Compare-and-swap every provider's generation, in id order so that
+    concurrent writers lock rows in the same order."""
+    now = tables.utcnow()
+    for provider_id in sorted(generations):
+        result = conn.execute(
+            _RP.update()
+            .where(_RP.c.id == provider_id,
+                   _RP.c.generation == generations[provider_id])
+            .values(generation=generations[provider_id] + 1,
+                    updated_at=now))
+        if result.rowcount != 1:
+            raise _LostRace('resource provider generation conflict')
+
+
+def _bump_consumers(conn, consumers):
+    for consumer in sorted(consumers, key=lambda c: c['id']):
+        try:
+            consumer_storage.increment_generation(conn, consumer)
+        except exceptions.ConcurrentUpdate as exc:
+            raise _LostRace(exc.message)
+
+
+def prepare(conn, writes, check_generation=False):
+    """The checks of a write that come before any change, in upstream's
+    order: consumer generations (creating new consumers and recording
+    their project, user and type), then the providers named.
+
+    Returns the state ``apply`` needs.
+    """
+    consumers = {}
+    for write in writes:
+        consumers[write.uuid] = consumer_storage.ensure(
+            conn, write.uuid, write.project_id, write.user_id,
+            check_generation=check_generation, generation=write.generation,
+            consumer_type=write.consumer_type)
+    return consumers, _provider_ids(conn, writes)
+
+
+def apply(conn, writes, prepared):
+    """Replace the consumers' allocations: classes, then capacity, then
+    the rows, then the generations' compare-and-swap."""
+    consumers, provider_ids = prepared
+    existing = _existing(conn, list(consumers))
+    entries = _entries(writes, consumers, provider_ids, existing)
+    if not entries:
+        return
+    _resolve_classes(conn, entries)
+    class_ids = {entry.class_id for entry in entries}
+    generations, records = _provider_state(
+        conn, {entry.provider_id for entry in entries}, class_ids)
+    freed = collections.Counter()
+    for row in existing:
+        freed[(row.resource_provider_id, row.resource_class_id)] += row.used
+    class_names = [name for _, name in sorted(
+        {(entry.class_id, entry.resource_class) for entry in entries})]
+    _check_capacity(entries, records, freed, class_names)
+    conn.execute(_ALLOC.delete().where(
+        _ALLOC.c.consumer_id.in_(sorted(consumers))))
+    now = tables.utcnow()
+    new_rows = [{'resource_provider_id': entry.provider_id,
+                 'resource_class_id': entry.class_id,
+                 'consumer_id': entry.consumer['uuid'],
+                 'used': entry.amount, 'created_at': now}
+                for entry in entries if entry.amount]
+    if new_rows:
+        conn.execute(_ALLOC.insert(), new_rows)
+    _bump_providers(conn, generations)
+    touched = {entry.consumer['uuid']: entry.consumer for entry in entries}
+    _bump_consumers(conn, touched.values())
+    consumer_storage.delete_if_unused(
+        conn, [write.uuid for write in writes
+               if write.uuid in touched and not write.allocations])
+
+
+def replace(conn, writes, check_generation=False):
+    """Apply ``writes`` (ConsumerWrite, in request order) in ``conn``'s
+    transaction: ``prepare`` then ``apply``."""
+    apply(conn, writes, prepare(conn, writes, check_generation))
+
+
+def retrying(db, retries, fn, *args):
+    """``fn(conn, *args)`` in a write transaction of ``db``, tried again
+    from the start (re-reading everything) each time it loses a
+    generation race, at most ``retries`` times in all."""
+    for attempt in range(1, max(retries, 1) + 1):
+        try:
+            return db.write(fn, *args)
+        except _LostRace:
+            LOG.debug('Allocation write lost a generation race (attempt '
+                      '%d of %d)', attempt, retries)
+    LOG.warning('Exceeded retry limit of %d on allocations write', retries)
+    raise exceptions.ConcurrentUpdate(
+        'Another thread concurrently updated the resource provider data. '
+        'Please retry your update')
+
+
+def delete_for_consumer(conn, consumer_uuid):
+    """Remove every allocation of the consumer and the consumer itself.
+
+    Provider generations are not touched, as upstream: freeing can never
+    overcommit.  The consumer's generation is compared-and-swapped before
+    anything goes, so a concurrent rewrite of the same consumer (which
+    reads the consumer's allocations to free them) loses its race and
+    retries instead of freeing them twice.
+    """
+    consumer = consumer_storage.find(conn, consumer_uuid)
+    if consumer is None or not conn.execute(
+            sa.select(_ALLOC.c.id)
+            .where(_ALLOC.c.consumer_id == consumer_uuid).limit(1)).first():
+        raise exceptions.NotFound(
+            "No allocations for consumer '%s'" % consumer_uuid)
+    _bump_consumers(conn, [consumer])
+    conn.execute(_ALLOC.delete().where(_ALLOC.c.consumer_id == consumer_uuid))
+    consumer_storage.delete_if_unused(conn, [consumer_uuid])
