@@ -27,6 +27,7 @@ from placement import errors
 from placement import policy
 from placement.handlers import aggregate
 from placement.handlers import allocation
+from placement.handlers import allocation_candidate
 from placement.handlers import base
 from placement.handlers import inventory
 from placement.handlers import resource_class
@@ -72,6 +73,8 @@ def routes():
         ('/allocations/{consumer_uuid}', allocation.ConsumerAllocations()),
         ('/usages', usage.Usages()),
         ('/reshaper', reshaper.Reshaper()),
+        ('/allocation_candidates',
+         allocation_candidate.AllocationCandidates()),
     ]
 
 

@@ -24,6 +24,7 @@ import sqlalchemy as sa
 from placement.storage import consumers as consumer_storage
 from placement.storage import exceptions
 from placement.storage import inventories
+from placement.storage import providers_core
 from placement.storage import resource_classes
 from placement.storage import tables
 
@@ -214,16 +215,6 @@ def _resolve_classes(conn, entries):
         entry.class_id = ids[entry.resource_class]
 
 
-def _usage():
-    """Current usage of the inventory row's provider and class, read from
-    the covering (provider, class, used) index."""
-    return sa.func.coalesce(
-        sa.select(sa.func.sum(_ALLOC.c.used))
-        .where(_ALLOC.c.resource_provider_id == _INV.c.resource_provider_id,
-               _ALLOC.c.resource_class_id == _INV.c.resource_class_id)
-        .correlate(_INV).scalar_subquery(), 0)
-
-
 def _provider_state(conn, provider_ids, class_ids):
     """({provider id: generation}, {(provider id, class id): inventory
     record with its current ``used``}), read in one statement so that
@@ -231,7 +222,7 @@ def _provider_state(conn, provider_ids, class_ids):
     rows = conn.execute(
         sa.select(_RP.c.id, _RP.c.generation, _INV.c.resource_class_id,
                   *(_INV.c[field] for field in inventories.FIELDS),
-                  _usage().label('used'))
+                  providers_core.inventory_usage().label('used'))
         .select_from(_RP.outerjoin(
             _INV, sa.and_(_INV.c.resource_provider_id == _RP.c.id,
                           _INV.c.resource_class_id.in_(sorted(class_ids)))))

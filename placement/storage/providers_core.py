@@ -12,6 +12,11 @@ from placement.storage import exceptions
 from placement.storage import tables
 
 _RP = tables.resource_providers
+_INV = tables.inventories
+_ALLOC = tables.allocations
+_RP_TRAIT = tables.resource_provider_traits
+_RP_AGG = tables.resource_provider_aggregates
+_AGG = tables.placement_aggregates
 _PARENT = _RP.alias('parent')
 _ROOT = _RP.alias('root')
 
@@ -64,3 +69,35 @@ def increment_generation(conn, provider_id, expected_generation):
         raise exceptions.ConcurrentUpdate(
             'resource provider generation conflict')
     return expected_generation + 1
+
+
+# -- conditions every provider filter shares --------------------------------
+
+def having_any_trait(trait_ids):
+    """Providers having any of ``trait_ids``."""
+    return _RP.c.id.in_(sa.select(_RP_TRAIT.c.resource_provider_id)
+                        .where(_RP_TRAIT.c.trait_id.in_(trait_ids)))
+
+
+def in_any_aggregate(aggregate_uuids):
+    """Providers in any of the aggregates (unknown uuids match nothing)."""
+    return _RP.c.id.in_(
+        sa.select(_RP_AGG.c.resource_provider_id)
+        .select_from(_RP_AGG.join(_AGG, _AGG.c.id == _RP_AGG.c.aggregate_id))
+        .where(_AGG.c.uuid.in_(set(aggregate_uuids))))
+
+
+def inventory_usage():
+    """What is allocated of the inventory row's class on its provider.
+
+    Correlated to the inventory row, so it reads just that (provider,
+    class) range of the covering allocations index: the cost grows with
+    the rows inspected, never with all allocations times all inventories,
+    whatever plan the database picks (even before it has statistics).
+    """
+    return sa.func.coalesce(
+        sa.select(sa.func.sum(_ALLOC.c.used))
+        .where(_ALLOC.c.resource_provider_id == _INV.c.resource_provider_id,
+               _ALLOC.c.resource_class_id == _INV.c.resource_class_id)
+        .correlate(_INV)
+        .scalar_subquery(), 0)

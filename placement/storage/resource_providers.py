@@ -283,36 +283,6 @@ class Filters:
     resources: dict = dataclasses.field(default_factory=dict)
 
 
-def _with_trait(trait_ids):
-    """Providers having any of ``trait_ids``."""
-    return _RP.c.id.in_(sa.select(_RP_TRAIT.c.resource_provider_id)
-                        .where(_RP_TRAIT.c.trait_id.in_(trait_ids)))
-
-
-def _in_aggregate(aggregate_uuids):
-    """Providers in any of the aggregates (unknown uuids match nothing)."""
-    return _RP.c.id.in_(
-        sa.select(_RP_AGG.c.resource_provider_id)
-        .select_from(_RP_AGG.join(_AGG, _AGG.c.id == _RP_AGG.c.aggregate_id))
-        .where(_AGG.c.uuid.in_(set(aggregate_uuids))))
-
-
-def _used():
-    """What is allocated of the inventory row's class on its provider.
-
-    Correlated to the inventory row, so it reads just that (provider,
-    class) range of the covering allocations index: the cost grows with
-    the rows inspected, never with all allocations times all inventories,
-    whatever plan the database picks (even before it has statistics).
-    """
-    return sa.func.coalesce(
-        sa.select(sa.func.sum(_ALLOC.c.used))
-        .where(_ALLOC.c.resource_provider_id == _INV.c.resource_provider_id,
-               _ALLOC.c.resource_class_id == _INV.c.resource_class_id)
-        .correlate(_INV)
-        .scalar_subquery(), 0)
-
-
 def _with_capacity(amounts):
     """Providers with room for every {class id: amount} in ``amounts``.
 
@@ -335,7 +305,7 @@ def _with_capacity(amounts):
                _INV.c.min_unit <= amount,
                _INV.c.max_unit >= amount,
                amount % _INV.c.step_size == 0,
-               _used() + amount <= (_INV.c.total - _INV.c.reserved)
+               providers_core.inventory_usage() + amount <= (_INV.c.total - _INV.c.reserved)
                * _INV.c.allocation_ratio)
         .group_by(_INV.c.resource_provider_id)
         .having(sa.func.count() == len(amounts)))
@@ -389,7 +359,7 @@ def _trait_conditions(conn, filters):
     unknown = _first_unknown(required_names, trait_ids)
     if unknown is not None:
         raise UnknownTrait('No such trait(s): %s.' % unknown)
-    required = [_with_trait([trait_ids[name] for name in names])
+    required = [providers_core.having_any_trait([trait_ids[name] for name in names])
                 for names in filters.required_traits]
     unknown = _first_unknown(forbidden_names, trait_ids)
     if unknown is not None:
@@ -397,16 +367,16 @@ def _trait_conditions(conn, filters):
             conn, UnknownTrait('No such trait(s): %s.' % unknown), required)
     if not forbidden_names:
         return required, []
-    return required, [sa.not_(_with_trait(
+    return required, [sa.not_(providers_core.having_any_trait(
         [trait_ids[name] for name in forbidden_names]))]
 
 
 def _aggregate_conditions(filters):
     """(member, forbidden) aggregate conditions."""
-    members = [_in_aggregate(uuids) for uuids in filters.member_of]
+    members = [providers_core.in_any_aggregate(uuids) for uuids in filters.member_of]
     if not filters.forbidden_aggregates:
         return members, []
-    return members, [sa.not_(_in_aggregate(filters.forbidden_aggregates))]
+    return members, [sa.not_(providers_core.in_any_aggregate(filters.forbidden_aggregates))]
 
 
 def _capacity_conditions(conn, filters, *earlier_filters):

@@ -1,0 +1,191 @@
+"""Combining request groups within one anchoring tree, without a product.
+
+An answer picks one provider per *slot*: each resource class of the
+unsuffixed group is a slot (its classes may come from different providers
+of the tree or from sharing providers), and each granular group is one
+slot (all its resources from one provider).  The search assigns slots in
+order, depth first, and checks every constraint as soon as the slots it
+depends on are assigned:
+
+- capacity: what the answer takes from a provider's class, summed over
+  slots, must fit its free capacity and its max_unit;
+- ``group_policy=isolate``: granular slots use distinct providers;
+- the unsuffixed group's required traits, held by its providers together;
+- each ``same_subtree``: one of the providers of its groups is an
+  ancestor (or itself) of all the others.
+
+A partial answer that breaks one is abandoned with everything below it,
+so the work grows with the answers produced (and the dead ends next to
+them), never with the product of all groups' providers.  Before searching
+a tree, two bounds rule out trees that cannot work however slots are
+assigned (the granular groups need more distinct providers than exist, or
+more of a class than the tree has free), which keeps hopeless wide trees
+cheap too.  Answers are generated lazily, so the caller stops the search
+the moment it has enough.
+"""
+
+import collections
+import dataclasses
+
+
+@dataclasses.dataclass
+class Slot:
+    """One choice the search makes: a provider from ``providers`` gives
+    ``amounts`` (((class id, amount), ...)) for group ``suffix``."""
+    suffix: str
+    granular: bool
+    amounts: tuple
+    providers: list
+
+
+@dataclasses.dataclass
+class Constraints:
+    """What every answer must satisfy, beyond each slot's own filters.
+
+    ``inventory`` maps (provider, class id) to its free capacity and
+    max_unit; ``required_traits`` (the unsuffixed group's, as sets of
+    trait ids) are checked against ``traits`` ({provider: trait ids});
+    ``same_subtrees`` are sets of suffixes; ``parents`` maps provider ids
+    to parent ids.
+    """
+    inventory: dict
+    isolate: bool = False
+    required_traits: list = dataclasses.field(default_factory=list)
+    traits: dict = dataclasses.field(default_factory=dict)
+    same_subtrees: list = dataclasses.field(default_factory=list)
+    parents: dict = dataclasses.field(default_factory=dict)
+
+
+def _ancestry(provider, parents):
+    chain = set()
+    while provider is not None:
+        chain.add(provider)
+        provider = parents.get(provider)
+    return chain
+
+
+def in_one_subtree(providers, parents):
+    """True if one of ``providers`` is an ancestor-or-self of all."""
+    providers = set(providers)
+    if len(providers) <= 1:
+        return True
+    common = set.intersection(*(_ancestry(p, parents) for p in providers))
+    return bool(common & providers)
+
+
+def _matching_size(slots):
+    """How many granular slots can get distinct providers at once
+    (a maximum bipartite matching; slots and providers are few)."""
+    owner = {}
+
+    def assign(index, seen):
+        for provider in slots[index].providers:
+            if provider in seen:
+                continue
+            seen.add(provider)
+            if provider not in owner or assign(owner[provider], seen):
+                owner[provider] = index
+                return True
+        return False
+
+    return sum(1 for index in range(len(slots)) if assign(index, set()))
+
+
+def hopeless(slots, constraints):
+    """True when no assignment of ``slots`` can satisfy the bounds."""
+    granular = [slot for slot in slots if slot.granular]
+    if constraints.isolate and len(granular) > 1 and (
+            _matching_size(granular) < len(granular)):
+        return True
+    demand = collections.Counter()
+    offered = collections.defaultdict(set)
+    for slot in slots:
+        for class_id, amount in slot.amounts:
+            demand[class_id] += amount
+            offered[class_id].update(slot.providers)
+    inventory = constraints.inventory
+    return any(
+        needed > sum(inventory[provider, class_id].free
+                     for provider in offered[class_id])
+        for class_id, needed in demand.items())
+
+
+class _Search:
+    """The depth-first search over one tree's slots."""
+
+    def __init__(self, slots, constraints):
+        self.slots = slots
+        self.constraints = constraints
+        self.last_unsuffixed = max(
+            (index for index, slot in enumerate(slots) if not slot.granular),
+            default=-1)
+        # Each same_subtree is checked once its last slot is assigned.
+        self.subtrees_done_at = collections.defaultdict(list)
+        for suffixes in constraints.same_subtrees:
+            indexes = [index for index, slot in enumerate(slots)
+                       if slot.suffix in suffixes]
+            if indexes:
+                self.subtrees_done_at[max(indexes)].append(indexes)
+        self.taken = collections.Counter()
+        self.chosen = []
+        self.granular_in_use = set()
+
+    def _fits(self, provider, amounts):
+        inventory = self.constraints.inventory
+        for class_id, amount in amounts:
+            total = self.taken[provider, class_id] + amount
+            room = inventory[provider, class_id]
+            if total > room.free or total > room.max_unit:
+                return False
+        return True
+
+    def _holds_after(self, index):
+        """The constraints that become checkable once slot ``index`` is
+        assigned."""
+        constraints = self.constraints
+        if index == self.last_unsuffixed and constraints.required_traits:
+            held = set()
+            for slot_index in range(index + 1):
+                if not self.slots[slot_index].granular:
+                    held |= constraints.traits.get(
+                        self.chosen[slot_index], set())
+            if not all(any_of & held
+                       for any_of in constraints.required_traits):
+                return False
+        for indexes in self.subtrees_done_at.get(index, ()):
+            if not in_one_subtree([self.chosen[i] for i in indexes],
+                                  constraints.parents):
+                return False
+        return True
+
+    def run(self, index=0):
+        if index == len(self.slots):
+            yield tuple(self.chosen)
+            return
+        slot = self.slots[index]
+        isolate = slot.granular and self.constraints.isolate
+        for provider in slot.providers:
+            if isolate and provider in self.granular_in_use:
+                continue
+            if not self._fits(provider, slot.amounts):
+                continue
+            for class_id, amount in slot.amounts:
+                self.taken[provider, class_id] += amount
+            self.chosen.append(provider)
+            if isolate:
+                self.granular_in_use.add(provider)
+            if self._holds_after(index):
+                yield from self.run(index + 1)
+            if isolate:
+                self.granular_in_use.discard(provider)
+            self.chosen.pop()
+            for class_id, amount in slot.amounts:
+                self.taken[provider, class_id] -= amount
+
+
+def answers(slots, constraints):
+    """Every assignment (a provider per slot, in slot order) of one
+    tree's ``slots`` that meets ``constraints``, lazily."""
+    if hopeless(slots, constraints):
+        return iter(())
+    return _Search(slots, constraints).run()

@@ -1,0 +1,70 @@
+"""Handler for /allocation_candidates (1.10): GET, the scheduler's
+question "which providers could satisfy this request?".
+
+The query is parsed by ``allocation_candidate_query``, answered by the
+candidate engine, and serialized here in the shape each microversion
+documents: allocation requests as a list (before 1.12) or keyed by
+provider (from 1.12, with ``mappings`` from 1.34), provider summaries
+with traits (1.17), every class of inventory (1.27) and tree uuids
+(1.29).
+"""
+
+from placement import errors
+from placement.candidates import engine
+from placement.candidates import filters
+from placement.candidates import request as candidate_request
+from placement.handlers import allocation_candidate_query
+from placement.handlers import base
+from placement.handlers import query_params
+from placement.policies import allocation_candidate as policies
+from placement.schemas import allocation_candidate as schemas
+
+
+def _allocation_request(version, resources, mappings):
+    if version < (1, 12):
+        return {'allocations': [
+            {'resource_provider': {'uuid': uuid}, 'resources': amounts}
+            for uuid, amounts in resources.items()]}
+    body = {'allocations': {uuid: {'resources': amounts}
+                            for uuid, amounts in resources.items()}}
+    if version >= (1, 34):
+        body['mappings'] = mappings
+    return body
+
+
+def _settings(conf):
+    return candidate_request.Settings(
+        max_candidates=conf.placement.max_allocation_candidates,
+        randomize=conf.placement.randomize_allocation_candidates,
+        breadth_first=(
+            conf.placement.allocation_candidates_generation_strategy
+            == 'breadth-first'))
+
+
+class AllocationCandidates(base.Resource):
+
+    @base.gated('1.10')
+    def on_get(self, req, resp):
+        req.context.can(policies.LIST)
+        version = tuple(req.context.microversion)
+        query = query_params.Query.from_request(req)
+        query_params.validate(query, schemas.for_version(version))
+        request = allocation_candidate_query.parse(query, version)
+        try:
+            allocation_requests, summaries = req.context.db.read(
+                engine.find, request, _settings(req.context.conf),
+                show_traits=version >= (1, 17),
+                show_all_resources=version >= (1, 27))
+        except filters.UnknownResourceClass as exc:
+            raise errors.BadRequest(
+                'Invalid resource class in resources parameter: %s'
+                % exc.message)
+        except filters.UnknownTrait as exc:
+            raise errors.BadRequest(exc.message)
+        base.send_json(req, resp, {
+            'allocation_requests': [
+                _allocation_request(version, resources, mappings)
+                for resources, mappings in allocation_requests],
+            'provider_summaries': summaries,
+        })
+        base.send_cache_headers(req, resp, base.utcnow())
