@@ -51,6 +51,7 @@ class _Search:
         self.settings = settings
         self.inventory = {}
         self.root_of = {}
+        self.uuid_of = {}
         self.anchors_allowed = None
         self.sharing = set()
         self.sharing_anchors = {}
@@ -71,6 +72,10 @@ class _Search:
             {ids[name] for name in request.root_forbidden})
         if not self.anchors_allowed:
             raise _Empty()
+
+    def _remember(self, provider, root, uuid):
+        self.root_of[provider] = root
+        self.uuid_of[provider] = uuid
 
     def _allowed(self, anchor):
         return self.anchors_allowed is None or anchor in self.anchors_allowed
@@ -132,14 +137,16 @@ class _Search:
             classes_found = collections.defaultdict(int)
             for row in rows:
                 classes_found[row.provider] += 1
-                self.root_of[row.provider] = row.root
+                self._remember(row.provider, row.root, row.uuid)
             providers = [(provider, self.root_of[provider])
                          for provider, count in classes_found.items()
                          if count == len(amounts)]
         else:
-            providers = filters.providers_matching(self.conn, tree_root,
-                                                   conditions)
-            self.root_of.update(providers)
+            providers = []
+            for provider, root, uuid in filters.providers_matching(
+                    self.conn, tree_root, conditions):
+                self._remember(provider, root, uuid)
+                providers.append((provider, root))
         self._load_sharing_anchors(provider for provider, _ in providers)
         by_anchor = collections.defaultdict(list)
         for provider, root in providers:
@@ -154,7 +161,7 @@ class _Search:
         rows = filters.with_room(self.conn, amounts, self.inventory,
                                  tree_root, conditions)
         for row in rows:
-            self.root_of[row.provider] = row.root
+            self._remember(row.provider, row.root, row.uuid)
         if tree_root is None:
             sharing = {row.provider for row in rows} & self.sharing
             if members is not None:
@@ -237,81 +244,123 @@ class _Search:
 
     # -- step 3 -------------------------------------------------------------
 
-    def _slots(self, groups, anchor, shuffle):
-        slots = []
-        for found in groups:
-            options = found.by_anchor[anchor]
+    def _templates(self, groups):
+        """What each slot is, whatever the tree: (suffix, granular,
+        amounts as ((class id, amount), ...), named amounts, where its
+        providers come from: (group index, class id or None))."""
+        templates = []
+        for index, found in enumerate(groups):
             if found.group.granular:
-                slots.append(combine.Slot(
-                    found.group.suffix, True,
-                    tuple(sorted(found.amounts.items())), list(options)))
+                amounts = tuple(sorted(found.amounts.items()))
+                templates.append((found.group.suffix, True, amounts,
+                                  self._named(amounts), (index, None)))
                 continue
             for class_id in sorted(found.amounts):
-                slots.append(combine.Slot(
-                    '', False, ((class_id, found.amounts[class_id]),),
-                    list(options[class_id])))
-        if shuffle:
-            for slot in slots:
-                random.shuffle(slot.providers)
-        return slots
+                amounts = ((class_id, found.amounts[class_id]),)
+                templates.append(('', False, amounts, self._named(amounts),
+                                  (index, class_id)))
+        return templates
 
-    def _constraints(self, anchors):
+    def _named(self, amounts):
+        return tuple((self.class_names[class_id], amount)
+                     for class_id, amount in amounts)
+
+    @staticmethod
+    def _providers(groups, templates, anchor, shuffle):
+        """Each slot's providers in the tree of ``anchor``."""
+        lists = []
+        for *_, (index, class_id) in templates:
+            options = groups[index].by_anchor[anchor]
+            options = options if class_id is None else options[class_id]
+            if shuffle:
+                options = random.sample(options, len(options))
+            lists.append(options)
+        return lists
+
+    def _constraints(self, groups, anchors):
+        """The constraints between slots; None when there are none, so
+        that every combination of the slots' providers is an answer."""
+        request = self.request
         parents = {}
-        if self.request.same_subtrees:
+        if request.same_subtrees:
             roots = set(anchors) | set(self.root_of.values())
             parents = filters.parents(self.conn, roots)
+        classes = collections.Counter(
+            class_id for found in groups for class_id in found.amounts)
+        granular = sum(1 for found in groups if found.group.granular)
+        if not (self.unsuffixed_traits or request.same_subtrees
+                or (request.isolate and granular > 1)
+                or any(count > 1 for count in classes.values())):
+            return None
         return combine.Constraints(
-            inventory=self.inventory, isolate=self.request.isolate,
+            inventory=self.inventory, isolate=request.isolate,
             required_traits=self.unsuffixed_traits,
             traits=self.provider_traits,
-            same_subtrees=self.request.same_subtrees, parents=parents)
+            same_subtrees=request.same_subtrees, parents=parents)
 
-    def _streams(self, groups):
-        anchors = set.intersection(*(set(found.by_anchor)
-                                     for found in groups))
-        anchors = sorted(anchors)
+    def _streams(self, groups, templates):
+        """Per anchoring tree, the assignments (a provider per slot) that
+        answer the request, lazily."""
+        anchors = sorted(set.intersection(*(set(found.by_anchor)
+                                            for found in groups)))
         shuffle = self.settings.randomize
         if shuffle:
             random.shuffle(anchors)
-        constraints = self._constraints(anchors)
+        constraints = self._constraints(groups, anchors)
         for anchor in anchors:
-            slots = self._slots(groups, anchor, shuffle)
-            yield ((slots, assignment)
-                   for assignment in combine.answers(slots, constraints))
+            providers = self._providers(groups, templates, anchor, shuffle)
+            if constraints is None:
+                yield itertools.product(*providers)
+                continue
+            yield combine.answers(
+                [combine.Slot(suffix, granular, amounts, options)
+                 for (suffix, granular, amounts, _, _), options
+                 in zip(templates, providers)], constraints)
 
     def _interleaved(self, streams):
         if not self.settings.breadth_first:
             return itertools.chain.from_iterable(streams)
         return _round_robin(list(streams))
 
-    def _one_per_tree(self, providers):
-        roots = [self.root_of[provider] for provider in providers]
-        return len(set(roots)) == len(roots)
-
     def answers(self, groups):
-        """The allocation requests as (amounts by (provider, class id),
-        providers by suffix), deduplicated, bounded and filtered."""
+        """The allocation requests, deduplicated, bounded and filtered:
+        (resources as {uuid: {class: amount}}, mappings as {suffix:
+        {uuid}}, the internal ids of the providers used)."""
         request, settings = self.request, self.settings
+        names = self.class_names
+        uuid_of, root_of, sharing = self.uuid_of, self.root_of, self.sharing
         seen = set()
         kept = []
         produced = 0
-        for slots, assignment in self._interleaved(self._streams(groups)):
-            amounts = collections.Counter()
-            mappings = collections.defaultdict(set)
-            for slot, provider in zip(slots, assignment):
-                for class_id, amount in slot.amounts:
-                    amounts[provider, class_id] += amount
-                mappings[slot.suffix].add(provider)
-            key = (frozenset(amounts.items()),
-                   frozenset((suffix, frozenset(providers))
-                             for suffix, providers in mappings.items()))
-            if key in seen:
-                continue
-            seen.add(key)
+        templates = self._templates(groups)
+        for assignment in self._interleaved(
+                self._streams(groups, templates)):
+            resources = {}
+            mappings = {}
+            for (suffix, _, _, named, _), provider in zip(templates,
+                                                         assignment):
+                uuid = uuid_of[provider]
+                if named:
+                    amounts = resources.setdefault(uuid, {})
+                    for name, amount in named:
+                        amounts[name] = amounts.get(name, 0) + amount
+                mappings.setdefault(suffix, set()).add(uuid)
+            if sharing and sharing.issuperset(assignment):
+                # An answer made of sharing providers alone comes again
+                # from every other tree they all serve.
+                key = (frozenset((uuid, name, amount)
+                                 for uuid, amounts in resources.items()
+                                 for name, amount in amounts.items()),
+                       frozenset((suffix, frozenset(uuids))
+                                 for suffix, uuids in mappings.items()))
+                if key in seen:
+                    continue
+                seen.add(key)
             produced += 1
-            if request.nested_aware or self._one_per_tree(
-                    {provider for provider, _ in amounts}):
-                kept.append((amounts, mappings))
+            used = set(assignment)
+            if request.nested_aware or len(
+                    {root_of[provider] for provider in used}) == len(used):
+                kept.append((resources, mappings, used))
                 if request.limit and len(kept) >= request.limit:
                     break
             if 0 <= settings.max_candidates <= produced:
@@ -330,41 +379,39 @@ def _round_robin(iterators):
         iterators = still
 
 
-def _summaries(conn, request, answers, root_of, version_shows):
+def _summaries(conn, request, answers, root_of, shows):
     """Provider summaries: every provider of every tree the answers use
     (before 1.29, only the providers they use)."""
-    used = {provider for amounts, _ in answers for provider, _ in amounts}
+    used = set().union(*(providers for _, _, providers in answers))
     members = filters.tree_members(conn, {root_of[p] for p in used})
     if not request.nested_aware:
         members = [member for member in members if member['id'] in used]
     ids = [member['id'] for member in members]
     resources = filters.inventory_summaries(conn, ids)
-    traits = (filters.trait_names(conn, ids) if version_shows['traits']
-              else {})
+    traits = filters.trait_names(conn, ids) if shows['traits'] else {}
     requested = None
-    if not version_shows['all_resources']:
+    if not shows['all_resources']:
         requested = {name for group in request.groups
                      for name in group.resources}
     summaries = {}
-    uuids = {}
     for member in members:
-        uuids[member['id']] = member['uuid']
         inventory = resources.get(member['id'], {})
         if requested is not None:
             inventory = {name: value for name, value in inventory.items()
                          if name in requested}
         summary = {'resources': inventory}
-        if version_shows['traits']:
+        if shows['traits']:
             summary['traits'] = traits.get(member['id'], [])
         if request.nested_aware:
             summary['parent_provider_uuid'] = member['parent_provider_uuid']
             summary['root_provider_uuid'] = member['root_provider_uuid']
         summaries[member['uuid']] = summary
-    return summaries, uuids
+    return summaries
 
 
 def find(conn, request, settings, show_traits=True, show_all_resources=True):
-    """(allocation requests, provider summaries) for ``request``."""
+    """(allocation requests, provider summaries) for ``request``; each
+    allocation request is (resources, mappings) as the module says."""
     search = _Search(conn, request, settings)
     try:
         search.restrict_anchors()
@@ -374,15 +421,9 @@ def find(conn, request, settings, show_traits=True, show_all_resources=True):
     answers = search.answers(groups)
     if not answers:
         return [], {}
-    summaries, uuids = _summaries(
+    summaries = _summaries(
         conn, request, answers, search.root_of,
         {'traits': show_traits, 'all_resources': show_all_resources})
-    allocation_requests = []
-    for amounts, mappings in answers:
-        resources = collections.defaultdict(dict)
-        for (provider, class_id), amount in amounts.items():
-            resources[uuids[provider]][search.class_names[class_id]] = amount
-        allocation_requests.append((dict(resources), {
-            suffix: sorted(uuids[provider] for provider in providers)
-            for suffix, providers in mappings.items()}))
-    return allocation_requests, summaries
+    return [(resources, {suffix: sorted(uuids)
+                         for suffix, uuids in mappings.items()})
+            for resources, mappings, _ in answers], summaries

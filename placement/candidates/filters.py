@@ -14,7 +14,6 @@ import os_traits
 import sqlalchemy as sa
 
 from placement.storage import exceptions
-from placement.storage import inventories
 from placement.storage import providers_core
 from placement.storage import resource_classes
 from placement.storage import tables
@@ -44,7 +43,8 @@ class UnknownResourceClass(exceptions.NotFound):
 
 
 Inventory = collections.namedtuple('Inventory', 'free max_unit')
-Candidate = collections.namedtuple('Candidate', 'provider root class_id')
+Candidate = collections.namedtuple('Candidate',
+                                   'provider root class_id uuid')
 
 
 def class_ids(conn, names):
@@ -143,9 +143,9 @@ def with_room(conn, amounts, inventory, tree_root=None, conditions=()):
     capacity = (_INV.c.total - _INV.c.reserved) * _INV.c.allocation_ratio
     query = (
         sa.select(_INV.c.resource_provider_id, _RP.c.root_provider_id,
-                  _INV.c.resource_class_id, _INV.c.total, _INV.c.reserved,
-                  _INV.c.allocation_ratio, _INV.c.max_unit,
-                  used.label('used'))
+                  _INV.c.resource_class_id, _RP.c.uuid, _INV.c.total,
+                  _INV.c.reserved, _INV.c.allocation_ratio,
+                  _INV.c.max_unit, used)
         .select_from(_INV.join(_RP, _RP.c.id == _INV.c.resource_provider_id))
         .where(_INV.c.resource_class_id.in_(sorted(amounts)),
                _INV.c.min_unit <= amount, _INV.c.max_unit >= amount,
@@ -155,19 +155,19 @@ def with_room(conn, amounts, inventory, tree_root=None, conditions=()):
     if tree_root is not None:
         query = query.where(_RP.c.root_provider_id == tree_root)
     result = []
-    for row in conn.execute(query):
-        inventory[row.resource_provider_id, row.resource_class_id] = (
-            Inventory(inventories.capacity(row._mapping) - int(row.used),
-                      row.max_unit))
-        result.append(Candidate(row.resource_provider_id,
-                                row.root_provider_id, row.resource_class_id))
+    for (provider, root, class_id, uuid, total, reserved, ratio, max_unit,
+         used_now) in conn.execute(query):
+        inventory[provider, class_id] = Inventory(
+            int((total - reserved) * ratio) - int(used_now), max_unit)
+        result.append(Candidate(provider, root, class_id, uuid))
     return result
 
 
 def providers_matching(conn, tree_root=None, conditions=()):
-    """(provider, root) of every provider meeting ``conditions``: the
-    candidates of a group that asks for no resources."""
-    query = sa.select(_RP.c.id, _RP.c.root_provider_id).where(*conditions)
+    """(provider, root, uuid) of every provider meeting ``conditions``:
+    the candidates of a group that asks for no resources."""
+    query = sa.select(_RP.c.id, _RP.c.root_provider_id,
+                      _RP.c.uuid).where(*conditions)
     if tree_root is not None:
         query = query.where(_RP.c.root_provider_id == tree_root)
     return [tuple(row) for row in conn.execute(query.order_by(_RP.c.id))]
@@ -221,15 +221,14 @@ def tree_members(conn, root_ids):
     """Every provider of the trees rooted at ``root_ids``: dicts with
     ``id``, ``uuid``, ``parent_provider_uuid``, ``root_provider_uuid``."""
     rows = conn.execute(
-        sa.select(_RP.c.id, _RP.c.uuid,
-                  _PARENT.c.uuid.label('parent_provider_uuid'),
-                  _ROOT.c.uuid.label('root_provider_uuid'))
+        sa.select(_RP.c.id, _RP.c.uuid, _PARENT.c.uuid, _ROOT.c.uuid)
         .select_from(
             _RP.outerjoin(_PARENT, _RP.c.parent_provider_id == _PARENT.c.id)
             .join(_ROOT, _RP.c.root_provider_id == _ROOT.c.id))
         .where(_RP.c.root_provider_id.in_(sorted(root_ids)))
         .order_by(_RP.c.id))
-    return [dict(row._mapping) for row in rows]
+    return [{'id': id_, 'uuid': uuid, 'parent_provider_uuid': parent,
+             'root_provider_uuid': root} for id_, uuid, parent, root in rows]
 
 
 def inventory_summaries(conn, provider_ids):
@@ -240,14 +239,13 @@ def inventory_summaries(conn, provider_ids):
     rows = conn.execute(
         sa.select(_INV.c.resource_provider_id, _RC.c.name, _INV.c.total,
                   _INV.c.reserved, _INV.c.allocation_ratio,
-                  providers_core.inventory_usage().label('used'))
+                  providers_core.inventory_usage())
         .select_from(_INV.join(_RC, _RC.c.id == _INV.c.resource_class_id))
         .where(_INV.c.resource_provider_id.in_(sorted(provider_ids)))
         .order_by(_INV.c.resource_provider_id, _INV.c.resource_class_id))
-    for row in rows:
-        result[row.resource_provider_id][row.name] = {
-            'capacity': inventories.capacity(row._mapping),
-            'used': int(row.used)}
+    for provider, name, total, reserved, ratio, used in rows:
+        result[provider][name] = {
+            'capacity': int((total - reserved) * ratio), 'used': int(used)}
     return result
 
 
