@@ -58,17 +58,61 @@ def _owner_conditions(conn, project_id, user_id):
 _OWNED = _ALLOC.join(_CONSUMER, _ALLOC.c.consumer_id == _CONSUMER.c.uuid)
 
 
+def _sums(conditions, by_type):
+    """(type id or None, class id, sum of used), grouped by integer ids
+    (cheaper than grouping by names), the names joined on afterwards."""
+    keys = [_ALLOC.c.resource_class_id]
+    if by_type:
+        keys.append(_CONSUMER.c.consumer_type_id)
+    sums = (sa.select(*keys, sa.func.sum(_ALLOC.c.used).label('used'))
+            .select_from(_OWNED).where(*conditions).group_by(*keys)
+            .subquery())
+    type_name = (sa.func.coalesce(_TYPE.c.name, consumer_storage.UNKNOWN_TYPE)
+                 if by_type else sa.literal(ALL_TYPES))
+    source = sums.join(_RC, _RC.c.id == sums.c.resource_class_id)
+    if by_type:
+        source = source.outerjoin(
+            _TYPE, _TYPE.c.id == sums.c.consumer_type_id)
+    return sa.select(type_name, _RC.c.name, sums.c.used).select_from(source)
+
+
+def _consumer_counts(conditions, by_type):
+    """(type name, how many of the consumers hold allocations)."""
+    holding = sa.exists().where(_ALLOC.c.consumer_id == _CONSUMER.c.uuid)
+    if not by_type:
+        return sa.select(sa.literal(ALL_TYPES), sa.func.count()).where(
+            *conditions, holding)
+    counts = (sa.select(_CONSUMER.c.consumer_type_id,
+                        sa.func.count().label('consumers'))
+              .where(*conditions, holding)
+              .group_by(_CONSUMER.c.consumer_type_id).subquery())
+    return sa.select(
+        sa.func.coalesce(_TYPE.c.name, consumer_storage.UNKNOWN_TYPE),
+        counts.c.consumers).select_from(counts.outerjoin(
+            _TYPE, _TYPE.c.id == counts.c.consumer_type_id))
+
+
 def for_project(conn, project_id, user_id=None):
     """{resource class: amount} the project's (and user's) consumers use."""
     conditions = _owner_conditions(conn, project_id, user_id)
     if conditions is None:
         return {}
-    rows = conn.execute(
-        sa.select(_RC.c.name, sa.func.sum(_ALLOC.c.used))
-        .select_from(_OWNED.join(_RC, _ALLOC.c.resource_class_id == _RC.c.id))
-        .where(*conditions)
-        .group_by(_RC.c.name))
-    return {name: int(amount) for name, amount in rows}
+    return {name: int(amount)
+            for _, name, amount in conn.execute(_sums(conditions, False))}
+
+
+def _type_condition(conn, consumer_type):
+    """The condition on consumers for a ``consumer_type`` filter: True for
+    none, None when the type does not exist (nothing matches)."""
+    if consumer_type in (None, ALL_TYPES):
+        return sa.true()
+    if consumer_type == consumer_storage.UNKNOWN_TYPE:
+        return _CONSUMER.c.consumer_type_id.is_(None)
+    type_id = conn.scalar(sa.select(_TYPE.c.id)
+                          .where(_TYPE.c.name == consumer_type))
+    if type_id is None:
+        return None
+    return _CONSUMER.c.consumer_type_id == type_id
 
 
 def for_project_by_type(conn, project_id, user_id=None, consumer_type=None):
@@ -79,32 +123,18 @@ def for_project_by_type(conn, project_id, user_id=None, consumer_type=None):
     puts every consumer under the single key ``all``.
     """
     conditions = _owner_conditions(conn, project_id, user_id)
-    if conditions is None:
+    type_condition = _type_condition(conn, consumer_type)
+    if conditions is None or type_condition is None:
         return {}
-    source = _OWNED.outerjoin(
-        _TYPE, _CONSUMER.c.consumer_type_id == _TYPE.c.id)
-    type_name = sa.func.coalesce(_TYPE.c.name, consumer_storage.UNKNOWN_TYPE)
-    if consumer_type == ALL_TYPES:
-        # One group for everything: its key is the filter itself.
-        group = [sa.literal_column("'%s'" % ALL_TYPES)]
-        group_by = []
-    else:
-        group = group_by = [type_name]
-        if consumer_type is not None:
-            conditions.append(type_name == consumer_type)
-    amounts = conn.execute(
-        sa.select(*group, _RC.c.name, sa.func.sum(_ALLOC.c.used))
-        .select_from(source.join(_RC, _ALLOC.c.resource_class_id == _RC.c.id))
-        .where(*conditions)
-        .group_by(*group_by, _RC.c.name))
-    # Counted apart: a consumer of several classes is still one consumer.
-    counts = conn.execute(
-        sa.select(*group, sa.func.count(sa.distinct(_CONSUMER.c.id)))
-        .select_from(source).where(*conditions).group_by(*group_by))
+    conditions.append(type_condition)
+    by_type = consumer_type != ALL_TYPES
     result = {}
-    for name, class_name, amount in amounts:
-        result.setdefault(name, {})[class_name] = int(amount)
-    for name, count in counts:
-        if name in result:
-            result[name]['consumer_count'] = count
+    for type_name, class_name, amount in conn.execute(
+            _sums(conditions, by_type)):
+        result.setdefault(type_name, {})[class_name] = int(amount)
+    # Counted apart: a consumer of several classes is still one consumer.
+    for type_name, count in conn.execute(
+            _consumer_counts(conditions, by_type)):
+        if type_name in result:
+            result[type_name]['consumer_count'] = count
     return result
