@@ -7,77 +7,22 @@ once).  The load is bounded and goes to loopback only.
 """
 
 import concurrent.futures
-import http.client
-import json
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
 import uuid
 
 import pytest
+
+from tests.functional.server import request as _request
+from tests.functional.server import running
 
 THREADS = 8
 WRITES_PER_THREAD = 12
 
 
-def _free_port():
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
-
-
-def _request(port, method, path, body=None):
-    conn = http.client.HTTPConnection('127.0.0.1', port, timeout=60)
-    headers = {'X-Auth-Token': 'admin', 'Accept': 'application/json',
-               'OpenStack-API-Version': 'placement 1.39'}
-    payload = None
-    if body is not None:
-        payload = json.dumps(body)
-        headers['Content-Type'] = 'application/json'
-    try:
-        conn.request(method, path, body=payload, headers=headers)
-        response = conn.getresponse()
-        data = response.read()
-        return response.status, json.loads(data) if data else None
-    finally:
-        conn.close()
-
-
 @pytest.fixture
 def server(database_url, tmp_path):
     """placement-api with two workers on the test's database."""
-    config = tmp_path / 'placement.conf'
-    config.write_text(
-        '[api]\nauth_strategy = noauth2\n'
-        '[placement_database]\nconnection = %s\n' % database_url)
-    (tmp_path / 'policy.yaml').write_text('{}\n')
-    port = _free_port()
-    log = open(tmp_path / 'server.log', 'w')
-    process = subprocess.Popen(
-        [os.path.join(os.path.dirname(sys.executable), 'placement-api'),
-         '--config-file', str(config), '--bind', '127.0.0.1:%d' % port,
-         '--workers', '2'],
-        cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT,
-        start_new_session=True)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if _request(port, 'GET', '/')[0] == 200:
-                    break
-            except OSError:
-                pass
-            assert process.poll() is None, (tmp_path / 'server.log').read_text()
-            assert time.monotonic() < deadline, 'server did not come up'
-            time.sleep(0.1)
+    with running(database_url, tmp_path) as port:
         yield port
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=30)
-        log.close()
 
 
 def _contend_for_inventory(port, rp_uuid):

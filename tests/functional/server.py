@@ -1,0 +1,83 @@
+"""A real ``placement-api`` process for functional tests, and a tiny client.
+
+``running(database_url, directory)`` starts the service with gunicorn
+workers on the test's database, on a free loopback port, waits until it
+answers and stops its whole process group afterwards; its log is
+``directory/server.log``.  ``request`` sends one request with the admin
+token on a fresh connection, as independent clients would.
+"""
+
+import contextlib
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+STARTUP_TIMEOUT = 60
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+def request(port, method, path, body=None, version='1.39'):
+    """(status, body): the body decoded from JSON, else its text, or None."""
+    conn = http.client.HTTPConnection('127.0.0.1', port, timeout=60)
+    headers = {'X-Auth-Token': 'admin', 'Accept': 'application/json',
+               'OpenStack-API-Version': 'placement %s' % version}
+    payload = None
+    if body is not None:
+        payload = json.dumps(body)
+        headers['Content-Type'] = 'application/json'
+    try:
+        conn.request(method, path, body=payload, headers=headers)
+        response = conn.getresponse()
+        data = response.read()
+    finally:
+        conn.close()
+    if not data:
+        return response.status, None
+    try:
+        return response.status, json.loads(data)
+    except ValueError:
+        return response.status, data.decode('utf-8', 'replace')
+
+
+@contextlib.contextmanager
+def running(database_url, directory, workers=2):
+    """placement-api with ``workers`` workers on ``database_url``: its port."""
+    config = directory / 'placement.conf'
+    config.write_text(
+        '[api]\nauth_strategy = noauth2\n'
+        '[placement_database]\nconnection = %s\n' % database_url)
+    (directory / 'policy.yaml').write_text('{}\n')
+    port = free_port()
+    log_path = directory / 'server.log'
+    with open(log_path, 'w') as log:
+        process = subprocess.Popen(
+            [os.path.join(os.path.dirname(sys.executable), 'placement-api'),
+             '--config-file', str(config), '--bind', '127.0.0.1:%d' % port,
+             '--workers', str(workers)],
+            cwd=directory, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True)
+        try:
+            deadline = time.monotonic() + STARTUP_TIMEOUT
+            while True:
+                try:
+                    if request(port, 'GET', '/')[0] == 200:
+                        break
+                except OSError:
+                    pass
+                assert process.poll() is None, log_path.read_text()
+                assert time.monotonic() < deadline, 'server did not come up'
+                time.sleep(0.1)
+            yield port
+        finally:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=30)
