@@ -145,11 +145,24 @@ def _check_not_both_required_and_forbidden(groups):
             'following traits keys: %s' % ', '.join(sorted(conflicts)))
 
 
+def _first_valid(query, name, schema):
+    """The first value of a parameter that may be repeated, every value
+    checked (the schema only sees the last one; upstream uses the first,
+    unchecked, and fails with a 500 or ignores it)."""
+    values = query.getall(name)
+    for value in values:
+        query_params.validate(query_params.Query([(name, value)]), {
+            'type': 'object',
+            'properties': {name: schema['properties'][name]}})
+    return values[0] if values else None
+
+
 def parse(query, version):
     """The CandidateRequest of ``query`` (a query_params.Query, already
     validated against the version's schema) at ``version``."""
-    limit = query.getall('limit')
-    group_policy = query.getall('group_policy')
+    schema = schemas.for_version(version)
+    limit = _first_valid(query, 'limit', schema)
+    group_policy = _first_valid(query, 'group_policy', schema)
     root_required, root_forbidden = _root_required(query)
     same_subtrees = _same_subtrees(query)
     groups = _groups(query, version)
@@ -166,8 +179,8 @@ def parse(query, version):
             'than one "resources{N}" parameter.')
     return candidate_request.CandidateRequest(
         groups=list(groups.values()),
-        limit=int(limit[0]) if limit else None,
-        group_policy=group_policy[0] if group_policy else None,
+        limit=int(limit) if limit else None,
+        group_policy=group_policy,
         root_required=root_required, root_forbidden=root_forbidden,
         same_subtrees=same_subtrees,
         nested_aware=version >= NESTED_AWARE_VERSION)

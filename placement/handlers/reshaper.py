@@ -59,7 +59,7 @@ class Reshaper(base.Resource):
             raise errors.BadRequest(exc.message, code=exc.code)
         except allocation_storage.ProviderNotFound as exc:
             raise errors.BadRequest(exc.message)
-        except consumers.GenerationConflict as exc:
+        except (consumers.GenerationConflict, storage.StaleGeneration) as exc:
             raise errors.Conflict(exc.message, code=exc.code)
         except storage_exc.ConcurrentUpdate as exc:
             raise errors.Conflict('update conflict: %s' % exc.message,

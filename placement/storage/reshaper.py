@@ -22,6 +22,10 @@ class ProviderNotFound(exceptions.InvalidInput):
     code = error_codes.RESOURCE_PROVIDER_NOT_FOUND
 
 
+class StaleGeneration(exceptions.ConcurrentUpdate):
+    """A provider's generation is not the one the request names."""
+
+
 def _providers(conn, inventories):
     """{uuid: provider} for the providers in ``inventories``, each at the
     generation the request names."""
@@ -33,7 +37,7 @@ def _providers(conn, inventories):
                 'Resource provider %s in inventories not found: No resource '
                 'provider with uuid %s found' % (uuid, uuid))
         if provider['generation'] != generation:
-            raise exceptions.ConcurrentUpdate(
+            raise StaleGeneration(
                 'resource provider generation conflict for provider %s: '
                 'actual: %s, given: %s'
                 % (uuid, provider['generation'], generation))
