@@ -337,10 +337,14 @@ class _Search:
                 self._streams(groups, templates)):
             resources = {}
             mappings = {}
+            # Providers that give resources; those only placing a
+            # resourceless group count for neither summaries nor trees.
+            used = set()
             for (suffix, _, _, named, _), provider in zip(templates,
                                                          assignment):
                 uuid = uuid_of[provider]
                 if named:
+                    used.add(provider)
                     amounts = resources.setdefault(uuid, {})
                     for name, amount in named:
                         amounts[name] = amounts.get(name, 0) + amount
@@ -357,7 +361,6 @@ class _Search:
                     continue
                 seen.add(key)
             produced += 1
-            used = set(assignment)
             if request.nested_aware or len(
                     {root_of[provider] for provider in used}) == len(used):
                 kept.append((resources, mappings, used))
