@@ -327,7 +327,6 @@ class _Search:
         (resources as {uuid: {class: amount}}, mappings as {suffix:
         {uuid}}, the internal ids of the providers used)."""
         request, settings = self.request, self.settings
-        names = self.class_names
         uuid_of, root_of, sharing = self.uuid_of, self.root_of, self.sharing
         seen = set()
         kept = []

@@ -16,7 +16,6 @@ import falcon
 
 from placement import error_codes
 from placement import errors
-from placement import microversion
 from placement.handlers import base
 from placement.policies import allocation as policies
 from placement.schemas import allocation as schemas
