@@ -5,6 +5,7 @@ the request-wide parameters first, then each request group in the order
 its first parameter appears, then the checks that span groups.
 """
 
+import functools
 import re
 
 from placement import error_codes
@@ -145,24 +146,30 @@ def _check_not_both_required_and_forbidden(groups):
             'following traits keys: %s' % ', '.join(sorted(conflicts)))
 
 
-def _first_valid(query, name, schema):
+@functools.lru_cache(maxsize=None)
+def _parameter_schema(version, name):
+    """The schema of one parameter alone: one object per (version, name),
+    so that its validator is built once."""
+    return {'type': 'object', 'properties': {
+        name: schemas.for_version(version)['properties'][name]}}
+
+
+def _first_valid(query, name, version):
     """The first value of a parameter that may be repeated, every value
     checked (the schema only sees the last one; upstream uses the first,
     unchecked, and fails with a 500 or ignores it)."""
     values = query.getall(name)
     for value in values:
-        query_params.validate(query_params.Query([(name, value)]), {
-            'type': 'object',
-            'properties': {name: schema['properties'][name]}})
+        query_params.validate(query_params.Query([(name, value)]),
+                              _parameter_schema(version, name))
     return values[0] if values else None
 
 
 def parse(query, version):
     """The CandidateRequest of ``query`` (a query_params.Query, already
     validated against the version's schema) at ``version``."""
-    schema = schemas.for_version(version)
-    limit = _first_valid(query, 'limit', schema)
-    group_policy = _first_valid(query, 'group_policy', schema)
+    limit = _first_valid(query, 'limit', version)
+    group_policy = _first_valid(query, 'group_policy', version)
     root_required, root_forbidden = _root_required(query)
     same_subtrees = _same_subtrees(query)
     groups = _groups(query, version)

@@ -437,3 +437,109 @@ def test_breadth_first_with_randomize(configured):
     for _ in range(5):
         roots = _roots(world, world.body('resources1=VGPU:1&limit=3'))
         assert len(set().union(*roots)) == 3
+
+
+# -- a bounded answer reads trees a page at a time ---------------------------
+#
+# The pages are normally at least 16 trees; with pages of 1, 4, 16 ... the
+# small deployments below span several pages, and a bounded answer must be
+# exactly the start of the unbounded one, whatever pages it came from.
+
+@pytest.fixture
+def small_pages(monkeypatch):
+    from placement.candidates import engine
+    monkeypatch.setattr(engine, '_FIRST_PAGE', 1)
+
+
+SHARED_DISK_AGG = '5a1c4c53-6f4e-4bd9-9a7d-3c4fa5ad2b61'
+
+
+def _selective(world, count=24):
+    """``count`` hosts; every third has AVX2; hosts 2, 9, 10 and 17 take
+    DISK_GB from a sharing provider as well as (9 and 17 only) from their
+    own disk, and host 5 is full."""
+    world.add('shared', DISK_GB=1000, traits=('MISC_SHARES_VIA_AGGREGATE',),
+              aggregates=(SHARED_DISK_AGG,))
+    for index in range(count):
+        inventory = {'VCPU': 8}
+        if index not in (2, 10):
+            inventory['DISK_GB'] = 100
+        world.add('cn%d' % index,
+                  traits=('HW_CPU_X86_AVX2',) if index % 3 == 0 else (),
+                  aggregates=((SHARED_DISK_AGG,)
+                              if index in (2, 9, 10, 17) else ()),
+                  **inventory)
+    put(world.client, C1, {world.uuid('cn5'): {'VCPU': 8}})
+    return world
+
+
+@pytest.mark.parametrize('query', [
+    'resources=VCPU:1,DISK_GB:10',
+    'resources=VCPU:1,DISK_GB:10&required=HW_CPU_X86_AVX2',
+    'resources1=VCPU:1&resources2=DISK_GB:10&group_policy=none',
+    'resources=DISK_GB:10&member_of=' + SHARED_DISK_AGG,
+])
+def test_limited_answer_is_the_start_of_the_unlimited_one(
+        world, small_pages, query):
+    _selective(world)
+    every = world.answers(world.body(query))
+    assert len(every) == len(set(every)) >= 3
+    for limit in range(1, len(every) + 2):
+        body = world.body(query + '&limit=%d' % limit)
+        assert world.answers(body) == every[:limit]
+        hosts = {name for allocations, _ in every[:limit]
+                 for name, _, _ in allocations}
+        assert set(world.summaries(body)) == hosts
+
+
+def test_sharing_provider_alone_answers_once_across_pages(world,
+                                                          small_pages):
+    _selective(world)
+    query = 'resources=DISK_GB:10&member_of=' + SHARED_DISK_AGG
+    for limit in ('', '&limit=1', '&limit=50'):
+        found = world.allocations(query + '&required=!HW_CPU_X86_AVX2'
+                                  + limit)
+        assert alloc(shared={'DISK_GB': 10}) in found
+
+
+def test_limited_answer_with_root_required_across_pages(world, small_pages):
+    _selective(world)
+    query = 'resources=VCPU:1&root_required=HW_CPU_X86_AVX2'
+    every = world.answers(world.body(query))
+    assert [sorted(name for name, _, _ in allocations)
+            for allocations, _ in every] == [
+        ['cn%d' % index] for index in range(0, 24, 3)]
+    assert world.answers(world.body(query + '&limit=5')) == every[:5]
+
+
+def test_limit_beyond_every_page_returns_everything(world, small_pages):
+    _hosts(21, world)
+    assert len(world.allocations('resources=VCPU:1&limit=100')) == 21
+
+
+@pytest.mark.parametrize('strategy, trees', [
+    ('depth-first', 1), ('breadth-first', 3)])
+def test_generation_strategy_across_pages(configured, small_pages, strategy,
+                                          trees):
+    world = _three_trees(configured(
+        allocation_candidates_generation_strategy=strategy))
+    body = world.body('resources1=VGPU:1&limit=7')
+    roots = [answer.pop() for answer in _roots(world, body)]
+    assert len(roots) == 7
+    if strategy == 'breadth-first':
+        # One from each tree before a second from any, though every tree
+        # is a page of its own.
+        assert roots[0:3] == roots[3:6] == ['t1', 't2', 't3']
+    else:
+        assert roots == ['t1'] * 3 + ['t2'] * 3 + ['t3']
+
+
+def test_randomize_with_pages(configured, small_pages):
+    world = _hosts(10, configured(randomize_allocation_candidates=True))
+    every = {alloc(**{'cn%d' % index: {'VCPU': 1}}) for index in range(10)}
+    seen = set()
+    for _ in range(10):
+        found = world.allocations('resources=VCPU:1&limit=3')
+        assert len(found) == 3 and found <= every
+        seen.add(frozenset(found))
+    assert len(seen) > 1

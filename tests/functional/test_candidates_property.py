@@ -17,11 +17,14 @@ itself to answers worked out by hand.
 """
 
 import os
+import unittest.mock as mock
 import uuid as uuidlib
 
 import hypothesis
 from hypothesis import strategies as st
 import pytest
+
+from placement.candidates import engine
 
 from tests.functional import candidates_reference as ref
 from tests.functional.candidates_reference import Deployment
@@ -367,13 +370,15 @@ PHASES = [phase for phase in hypothesis.Phase
     suppress_health_check=[hypothesis.HealthCheck.function_scoped_fixture,
                            hypothesis.HealthCheck.too_slow,
                            hypothesis.HealthCheck.data_too_large])
-@hypothesis.given(scenario=scenarios())
-def test_candidates_match_the_reference(api, scenario):
+@hypothesis.given(scenario=scenarios(), first_page=st.sampled_from([16, 1]))
+def test_candidates_match_the_reference(api, scenario, first_page):
+    """With pages of one tree too, so that a bounded answer spans pages."""
     dep, reqs = scenario
     reset(api)
     build(api, dep)
-    for req in reqs:
-        _events(dep, req, check(api, dep, req))
+    with mock.patch.object(engine, '_FIRST_PAGE', first_page):
+        for req in reqs:
+            _events(dep, req, check(api, dep, req))
 
 
 # -- hand-made cases ---------------------------------------------------------

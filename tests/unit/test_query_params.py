@@ -107,3 +107,18 @@ def test_in_tree_strips_blanks_and_wants_a_uuid():
     assert caught.value.description == (
         "Invalid query string parameters: Expected 'in_tree' parameter to "
         "be a format of uuid. Got: nope")
+
+
+def test_repeated_parameters_reuse_their_validators():
+    """Each request's limit and group_policy are checked alone; their
+    schemas must be built once, or the validator cache grows with every
+    request (and each request pays for building a validator)."""
+    from placement.handlers import allocation_candidate_query
+    from placement.schemas import validation
+    query = 'resources=VCPU:1&limit=5&group_policy=none'
+    allocation_candidate_query.parse(qp.Query.parse(query), (1, 39))
+    size = len(validation._VALIDATORS)
+    for _ in range(3):
+        allocation_candidate_query.parse(qp.Query.parse(query),
+                                         (1, 39))
+    assert len(validation._VALIDATORS) == size
