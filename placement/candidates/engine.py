@@ -32,6 +32,7 @@ from placement.candidates import summaries
 # round trips and an easy one reads little more than it answers.
 _FIRST_PAGE = 16
 _PAGE_GROWTH = 4
+_LARGEST_PAGE = 4096   # far below SQLite's 32,766 bound parameters
 
 
 class _Search:
@@ -87,10 +88,11 @@ class _Search:
         return min(bounds) if bounds else None
 
     def _everywhere(self):
-        allowed = None
-        if self.root_conditions is not None:
-            allowed = set(filters.roots(self.conn, self.root_conditions))
-        return group_loading.Scope(None, allowed)
+        if self.root_conditions is None:
+            return group_loading.Scope()
+        return group_loading.Scope(
+            None, set(filters.roots(self.conn, self.root_conditions)),
+            self.root_conditions)
 
     def _scopes(self):
         """The scopes to search, in order: every tree at once, or pages
@@ -101,14 +103,14 @@ class _Search:
             yield self._everywhere()
             return
         conditions = self.root_conditions or filters.root_conditions((), ())
-        size = max(bound, _FIRST_PAGE)
+        size = min(max(bound, _FIRST_PAGE), _LARGEST_PAGE)
         if self.settings.randomize:
             roots = filters.roots(self.conn, conditions)
             random.shuffle(roots)
             while roots:
                 page, roots = roots[:size], roots[size:]
                 yield group_loading.Scope(page, set(page))
-                size *= _PAGE_GROWTH
+                size = min(size * _PAGE_GROWTH, _LARGEST_PAGE)
             return
         after = None
         while True:
@@ -119,7 +121,7 @@ class _Search:
             if len(page) < size:
                 return
             after = page[-1]
-            size *= _PAGE_GROWTH
+            size = min(size * _PAGE_GROWTH, _LARGEST_PAGE)
 
     def _candidates(self, scope):
         """Each group's GroupCandidates in ``scope``; None when a group has

@@ -144,18 +144,53 @@ def provider_conditions(required_traits=(), forbidden_traits=(),
     return conditions
 
 
+def unsuffixed_narrowing(conn, sharing, required_traits, member_of):
+    """Conditions that leave out, before they are read, the providers of
+    trees that cannot anchor an answer of the unsuffixed group: the
+    provider or its root is in every set of ``member_of``, and each set
+    of ``required_traits`` is held by a provider of the tree (unless a
+    sharing provider holds one of its traits).  Sharing providers pass:
+    the exact checks, in the engine, follow in any case."""
+    conditions = []
+    if member_of:
+        conditions.append(sa.or_(
+            sa.and_(*[providers_core.in_any_aggregate(uuids)
+                      for uuids in member_of]),
+            sa.and_(*[providers_core.in_any_aggregate(
+                uuids, _RP.c.root_provider_id) for uuids in member_of])))
+    held = set()
+    if sharing and required_traits:
+        held = set().union(*traits_among(
+            conn, sharing, set().union(*required_traits)).values())
+    tree = _RP.alias('tree')
+    for any_of in required_traits:
+        if any_of & held:
+            continue
+        conditions.append(_RP.c.root_provider_id.in_(
+            sa.select(tree.c.root_provider_id).where(
+                providers_core.having_any_trait(sorted(any_of), tree.c.id))))
+    if sharing and conditions:
+        return [sa.or_(_ids_in(conn, _RP.c.id, sharing),
+                       sa.and_(*conditions))]
+    return conditions
+
+
 def in_tree(root):
     """Providers of the tree rooted at ``root``."""
     return _RP.c.root_provider_id == root
 
 
-def page_condition(conn, roots, sharing):
-    """Providers of the trees rooted at ``roots`` and the ``sharing``
-    providers, which may serve them; None when ``roots`` is None (every
-    tree)."""
-    if roots is None:
+def page_condition(conn, roots, sharing, root_conditions=()):
+    """Providers of the trees rooted at ``roots`` (None: every tree) or
+    at roots meeting ``root_conditions``, and the ``sharing`` providers,
+    which may serve them; None for every provider."""
+    if roots is not None:
+        condition = _ids_in(conn, _RP.c.root_provider_id, roots)
+    elif root_conditions:
+        condition = _RP.c.root_provider_id.in_(
+            sa.select(_RP.c.id).where(*root_conditions))
+    else:
         return None
-    condition = _ids_in(conn, _RP.c.root_provider_id, roots)
     if sharing:
         condition = sa.or_(condition, _ids_in(conn, _RP.c.id, sharing))
     return condition

@@ -42,9 +42,11 @@ class GroupCandidates:
 @dataclasses.dataclass
 class Scope:
     """Where to look.  ``roots`` are the trees of a page (None: every
-    tree); ``allowed`` the anchors an answer may have (None: any)."""
+    tree whose root meets ``root_conditions``); ``allowed`` the anchors
+    an answer may have (None: any)."""
     roots: list | None = None
     allowed: set | None = None
+    root_conditions: list = dataclasses.field(default_factory=list)
 
 
 def resolve(conn, group, class_names):
@@ -93,8 +95,8 @@ class Loader:
     def enter(self, scope):
         """Look at ``scope`` from now on."""
         self._scope = scope
-        self._within = filters.page_condition(self.conn, scope.roots,
-                                              self.sharing)
+        self._within = filters.page_condition(
+            self.conn, scope.roots, self.sharing, scope.root_conditions)
         self._sharing_anchors = {}
 
     def load(self, resolved):
@@ -176,9 +178,12 @@ class Loader:
         """{class id: [(provider, anchor)]} before the tree intersection."""
         group = resolved.group
         within = self._within_tree(resolved.tree_root)
-        rows = filters.with_room(
-            self.conn, resolved.amounts, self.inventory, within,
-            filters.provider_conditions(forbidden_traits=resolved.forbidden))
+        conditions = filters.provider_conditions(
+            forbidden_traits=resolved.forbidden)
+        conditions += filters.unsuffixed_narrowing(
+            self.conn, self.sharing, resolved.required, group.member_of)
+        rows = filters.with_room(self.conn, resolved.amounts, self.inventory,
+                                 within, conditions)
         for row in rows:
             self._remember(row.provider, row.root, row.uuid)
         members = None

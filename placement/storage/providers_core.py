@@ -74,15 +74,17 @@ def increment_generation(conn, provider_id, expected_generation):
 
 # -- conditions every provider filter shares --------------------------------
 
-def having_any_trait(trait_ids):
-    """Providers having any of ``trait_ids``."""
-    return _RP.c.id.in_(sa.select(_RP_TRAIT.c.resource_provider_id)
+def having_any_trait(trait_ids, provider=_RP.c.id):
+    """Providers (``provider``: a column of provider ids) having any of
+    ``trait_ids``."""
+    return provider.in_(sa.select(_RP_TRAIT.c.resource_provider_id)
                         .where(_RP_TRAIT.c.trait_id.in_(trait_ids)))
 
 
-def in_any_aggregate(aggregate_uuids):
-    """Providers in any of the aggregates (unknown uuids match nothing)."""
-    return _RP.c.id.in_(
+def in_any_aggregate(aggregate_uuids, provider=_RP.c.id):
+    """Providers (``provider``: a column of provider ids) in any of the
+    aggregates (unknown uuids match nothing)."""
+    return provider.in_(
         sa.select(_RP_AGG.c.resource_provider_id)
         .select_from(_RP_AGG.join(_AGG, _AGG.c.id == _RP_AGG.c.aggregate_id))
         .where(_AGG.c.uuid.in_(set(aggregate_uuids))))
