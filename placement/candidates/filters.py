@@ -251,7 +251,7 @@ def with_room(conn, amounts, inventory, within=(), conditions=()):
         .order_by(_INV.c.resource_provider_id, _INV.c.resource_class_id))
     result = []
     for (provider, root, class_id, uuid, total, reserved, ratio, min_unit,
-         max_unit, step_size, used) in conn.execute(query):
+         max_unit, step_size, used) in conn.execute(query).all():
         amount = amounts[class_id]
         if amount < min_unit or amount > max_unit or amount % step_size:
             continue
@@ -288,7 +288,7 @@ def sharing_anchors(conn, provider_ids, roots=None):
         .where(_ids_in(conn, mine.c.resource_provider_id, provider_ids)))
     if roots is not None:
         query = query.where(_ids_in(conn, _RP.c.root_provider_id, roots))
-    rows = conn.execute(query)
+    rows = conn.execute(query).all()
     anchors = collections.defaultdict(set)
     for provider_id, root_id in rows:
         anchors[provider_id].add(root_id)
@@ -349,7 +349,7 @@ def inventory_summaries(conn, root_ids):
                      .join(_RC, _RC.c.id == _INV.c.resource_class_id)
                      .join(_RP, _RP.c.id == _INV.c.resource_provider_id))
         .where(in_trees)
-        .order_by(_INV.c.resource_provider_id, _INV.c.resource_class_id))
+        .order_by(_INV.c.resource_provider_id, _INV.c.resource_class_id)).all()
     for provider, name, total, reserved, ratio, used in rows:
         result[provider][name] = {
             'capacity': int((total - reserved) * ratio),
@@ -368,7 +368,7 @@ def trait_names(conn, root_ids):
             _RP_TRAIT.join(_TRAIT, _TRAIT.c.id == _RP_TRAIT.c.trait_id)
             .join(_RP, _RP.c.id == _RP_TRAIT.c.resource_provider_id))
         .where(_ids_in(conn, _RP.c.root_provider_id, root_ids))
-        .order_by(_RP_TRAIT.c.resource_provider_id, _TRAIT.c.id))
+        .order_by(_RP_TRAIT.c.resource_provider_id, _TRAIT.c.id)).all()
     for provider_id, name in rows:
         result[provider_id].append(name)
     return result
