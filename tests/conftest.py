@@ -1,10 +1,10 @@
 """Fixtures shared by every test: a database per test on each backend.
 
-Every test that takes ``db`` (or ``app``/``client``) runs twice, on SQLite
-and on a real PostgreSQL started for the session.  Each test gets a fresh,
-migrated and synced database cloned from a template made once per backend,
-so tests are independent and fast.  ``--backend sqlite`` (or postgresql)
-runs only one.
+Every test that takes ``db`` (or ``app``/``client``) runs on SQLite, on a
+real PostgreSQL and on a real MariaDB, each started for the session.  Each
+test gets a fresh, migrated and synced database cloned from a template
+made once per backend, so tests are independent and fast.  ``--backend
+sqlite`` (or postgresql, mysql; repeatable) runs only those.
 """
 
 import shutil
@@ -19,9 +19,11 @@ from placement import conf as placement_conf
 from placement.storage import engine
 from placement.storage import migration
 from placement.storage import standard_sync
+from placement.storage import tables
+from tests import mariadb_server
 from tests import pg_cluster
 
-BACKENDS = ('sqlite', 'postgresql')
+BACKENDS = ('sqlite', 'postgresql', 'mysql')
 
 
 def pytest_addoption(parser):
@@ -43,11 +45,47 @@ def postgres():
 
 
 @pytest.fixture(scope='session')
+def mariadb():
+    server = mariadb_server.Server().start()
+    yield server
+    server.stop()
+
+
+class MariaDBTemplate:
+    """MariaDB has no template databases: a clone replays the template's
+    own DDL (SHOW CREATE TABLE keeps the foreign keys, which CREATE TABLE
+    ... LIKE would drop) and copies its rows."""
+
+    def __init__(self, server, name):
+        self.server = server
+        self.name = name
+        names = [table.name for table in tables.metadata.sorted_tables]
+        names.append('alembic_version')
+        self.tables = names
+        self.ddl = [server.execute('SHOW CREATE TABLE %s.%s'
+                                   % (name, table))[0][1]
+                    for table in names]
+
+    def clone(self, target):
+        self.server.create_database(target)
+        self.server.execute(
+            'SET foreign_key_checks = 0', *self.ddl,
+            *['INSERT INTO %s SELECT * FROM %s.%s' % (table, self.name, table)
+              for table in self.tables],
+            database=target)
+
+
+@pytest.fixture(scope='session')
 def template(backend, request, tmp_path_factory):
-    """A migrated, synced database to clone: a file path or a PG name."""
+    """A migrated, synced database to clone: a file path, a PG name or a
+    MariaDBTemplate."""
     if backend == 'sqlite':
         path = tmp_path_factory.mktemp('template') / 'template.sqlite'
         url = 'sqlite:///%s' % path
+    elif backend == 'mysql':
+        server = request.getfixturevalue('mariadb')
+        server.create_database('template_placement')
+        url = server.url('template_placement')
     else:
         cluster = request.getfixturevalue('postgres')
         admin = sa.create_engine(cluster.url('postgres'),
@@ -61,6 +99,8 @@ def template(backend, request, tmp_path_factory):
     migration.upgrade(db.engine)
     db.write(standard_sync.sync_all)
     db.dispose()
+    if backend == 'mysql':
+        return MariaDBTemplate(server, 'template_placement')
     return path
 
 
@@ -70,6 +110,12 @@ def database_url(backend, template, request, tmp_path):
         target = tmp_path / 'placement.sqlite'
         shutil.copy(template, target)
         yield 'sqlite:///%s' % target
+        return
+    if backend == 'mysql':
+        name = 'test_%s' % uuid.uuid4().hex
+        template.clone(name)
+        yield template.server.url(name)
+        template.server.execute('DROP DATABASE IF EXISTS %s' % name)
         return
     cluster = request.getfixturevalue('postgres')
     name = 'test_%s' % uuid.uuid4().hex

@@ -4,7 +4,8 @@ Every request runs its storage work inside ``Database.run``: one
 transaction, committed on success and rolled back on any exception, so a
 failed write leaves the database exactly as before.  Transient failures (a
 connection the server dropped, a PostgreSQL serialization failure or
-deadlock, SQLite's busy lock) roll back and run the whole function again,
+deadlock, MySQL's deadlock or lock wait timeout, a Galera certification
+failure, SQLite's busy lock) roll back and run the whole function again,
 which is why storage functions must be free of side effects outside the
 database.
 """
@@ -22,6 +23,12 @@ LOG = logging.getLogger(__name__)
 # PostgreSQL SQLSTATEs worth a fresh attempt: serialization_failure,
 # deadlock_detected.
 _RETRY_PGCODES = {'40001', '40P01'}
+# MySQL/MariaDB error numbers worth one: deadlock (which is also how
+# Galera reports a write set that lost certification to another node's),
+# lock wait timeout, server gone away, connection lost (mid-query or while
+# connecting), and a Galera node that is not (yet, or any more) part of
+# the primary component.
+_RETRY_MYSQL_ERRORS = {1213, 1205, 2006, 2013, 2003, 1047}
 _ATTEMPTS = 5
 
 
@@ -47,10 +54,21 @@ def _transient(error):
     orig = error.orig
     if getattr(orig, 'pgcode', None) in _RETRY_PGCODES:
         return True
+    if _mysql_error_number(orig) in _RETRY_MYSQL_ERRORS:
+        return True
     message = str(orig).lower()
     return ('database is locked' in message
             or 'server closed the connection' in message
             or 'connection already closed' in message)
+
+
+def _mysql_error_number(orig):
+    """PyMySQL's error number (its first argument), or None."""
+    args = getattr(orig, 'args', ())
+    if type(orig).__module__.startswith('pymysql') and args and isinstance(
+            args[0], int):
+        return args[0]
+    return None
 
 
 def _configure_sqlite(engine, synchronous):
@@ -94,10 +112,18 @@ def create_engine(url, *, pool_size=5, max_overflow=50, pool_timeout=30,
         engine = sa.create_engine(url, echo=echo)
         _configure_sqlite(engine, sqlite_synchronous)
         return engine
+    options = {}
+    if url.get_backend_name() == 'mysql':
+        # InnoDB's default, REPEATABLE READ, reads from a snapshot taken at
+        # the transaction's first read: a row another writer committed
+        # since (the provider that made our INSERT a duplicate, a newer
+        # generation) stays invisible to it.  READ COMMITTED is what
+        # PostgreSQL gives and what the compare-and-swap writes expect.
+        options['isolation_level'] = 'READ COMMITTED'
     return sa.create_engine(
         url, echo=echo, pool_size=pool_size,
         max_overflow=max_overflow, pool_timeout=pool_timeout,
-        pool_recycle=recycle)
+        pool_recycle=recycle, **options)
 
 
 class Database:

@@ -236,6 +236,10 @@ def delete(conn, uuid):
             table.c.resource_provider_id == provider_id))
     try:
         with conn.begin_nested():
+            # A root refers to itself, and InnoDB checks that reference
+            # before the row is gone: it would refuse to delete any root.
+            conn.execute(_RP.update().where(_RP.c.id == provider_id)
+                         .values(root_provider_id=None))
             conn.execute(_RP.delete().where(_RP.c.id == provider_id))
     except sa_exc.IntegrityError:
         # A child appeared since we looked.

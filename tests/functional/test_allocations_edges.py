@@ -20,8 +20,7 @@ from tests.functional.allocation_helpers import USER
 from tests.functional.allocation_helpers import usages
 
 LETTERED = 'abcdefab-cdef-4abc-8def-abcdefabcdef'
-ODD_IDS = ['not-a-uuid', LETTERED.replace('-', ''), 'x' * 300,
-           LETTERED.upper()]
+ODD_IDS = ['not-a-uuid', LETTERED.replace('-', ''), 'x' * 300]
 
 
 @pytest.fixture
@@ -34,6 +33,21 @@ def test_get_with_an_odd_consumer_id_is_empty(client, rp, consumer):
     put(client, LETTERED, {rp['uuid']: {'VCPU': 1}})
     resp = client.get('/allocations/' + consumer)
     assert resp.json == {'allocations': {}}
+
+
+def test_consumer_ids_compare_as_the_database_collates(client, rp,
+                                                      backend):
+    """Upstream's schema declares no collation: on MySQL the database's
+    (case-insensitive, as deployments create it) applies, and an upper
+    case spelling names the same consumer, as it does for upstream
+    there; elsewhere it is another consumer."""
+    put(client, LETTERED, {rp['uuid']: {'VCPU': 1}})
+    found = client.get('/allocations/' + LETTERED.upper()).json
+    if backend == 'mysql':
+        assert found['allocations'] == {
+            rp['uuid']: {'resources': {'VCPU': 1}, 'generation': 2}}
+    else:
+        assert found == {'allocations': {}}
 
 
 @pytest.mark.parametrize('consumer', ODD_IDS)
