@@ -28,7 +28,7 @@ from tests import pg_cluster  # noqa: E402  (needs REPO on sys.path)
 
 UPSTREAM_VERSION = '16.0.0'
 UPSTREAM_PACKAGES = ('openstack-placement==%s' % UPSTREAM_VERSION,
-                     'gunicorn', 'psycopg2-binary')
+                     'gunicorn', 'psycopg2-binary', 'PyMySQL')
 CACHE = os.path.join(os.path.expanduser('~'), '.cache', 'placement-bench')
 UPSTREAM_VENV = os.path.join(CACHE, 'upstream-venv')
 WORKERS = 2

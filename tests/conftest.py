@@ -31,9 +31,17 @@ def pytest_addoption(parser):
                      help='Only run database tests on this backend.')
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        'markers', 'backends(*names): run only on these database backends')
+
+
 def pytest_generate_tests(metafunc):
     if 'backend' in metafunc.fixturenames:
         chosen = metafunc.config.getoption('backend') or BACKENDS
+        marker = metafunc.definition.get_closest_marker('backends')
+        if marker is not None:
+            chosen = [name for name in chosen if name in marker.args]
         metafunc.parametrize('backend', chosen, scope='session')
 
 

@@ -9,6 +9,7 @@ import sys
 from oslo_config import cfg
 
 from placement import config_loader
+from placement.storage import adoption
 from placement.storage import engine
 from placement.storage import migration
 from placement.storage import standard_sync
@@ -16,7 +17,15 @@ from placement.storage import standard_sync
 
 def _db_sync(conf):
     db = engine.Database.from_conf(conf)
-    migration.upgrade(db.engine)
+    before = migration.current_revision(db.engine)
+    try:
+        migration.upgrade(db.engine)
+    except adoption.AdoptionRefused as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    if adoption.is_upstream(before):
+        print('Adopted a database written by upstream Placement at '
+              'revision %s; no row was changed.' % before)
     db.write(standard_sync.sync_all)
     print('Database is at revision %s.' % migration.current_revision(
         db.engine))

@@ -10,6 +10,7 @@ from oslo_config import cfg
 
 from placement import config_loader
 from placement import policy
+from placement.storage import adoption
 from placement.storage import engine
 from placement.storage import migration
 
@@ -21,11 +22,26 @@ def check_database(conf):
     db = engine.Database.from_conf(conf)
     try:
         current = migration.current_revision(db.engine)
+        if adoption.is_upstream(current):
+            with db.engine.connect() as conn:
+                problems = adoption.problems(conn)
     except Exception as exc:  # any driver error means "cannot reach it"
         return FAILURE, 'Cannot read the database: %s' % exc
     finally:
         db.dispose()
     head = migration.head_revision()
+    if adoption.is_upstream(current):
+        if problems:
+            return FAILURE, (
+                'Database written by upstream Placement (revision %s) with '
+                'unmigrated data: %s. Run upstream\'s "placement-manage db '
+                'online_data_migrations" first.'
+                % (current, '; '.join(problems)))
+        return WARNING, (
+            'Database written by upstream Placement (revision %s). This '
+            'service can adopt it: "placement-manage db sync" adds what '
+            'its schema lacks, changes no data, and records revision %s.'
+            % (current, head))
     if current != head:
         return FAILURE, ('Database schema is at %s, the code needs %s: run '
                          '"placement-manage db sync".' % (current, head))

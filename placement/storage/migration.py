@@ -8,6 +8,7 @@ from alembic import migration as alembic_migration
 from alembic import script as alembic_script
 
 import placement.migrations
+from placement.storage import adoption
 
 
 def _config(connection=None):
@@ -19,8 +20,18 @@ def _config(connection=None):
 
 
 def upgrade(engine, revision='head'):
-    """Bring the schema to ``revision``; a no-op when it is already there."""
+    """Bring the schema to ``revision``; a no-op when it is already there.
+
+    A database upstream Placement wrote is adopted first (see
+    ``adoption``), in the same transaction where the backend allows.
+    """
     with engine.begin() as connection:
+        current = alembic_migration.MigrationContext.configure(
+            connection).get_current_revision()
+        if adoption.is_upstream(current):
+            adoption.adopt(connection)
+            command.stamp(_config(connection), adoption.ADOPTED_AS,
+                          purge=True)
         command.upgrade(_config(connection), revision)
 
 
