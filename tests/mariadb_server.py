@@ -59,14 +59,17 @@ class Server:
         return ['--no-defaults', '--datadir=%s' % self.data,
                 '--socket=%s' % self.socket]
 
-    def start(self, extra_options=()):
+    def start(self, extra_options=(), port=None, wait=True):
+        """Bootstrap the data directory (first start only) and run
+        mariadbd with ``extra_options`` on ``port`` (a free one)."""
         user = ['--user=%s' % self.account.pw_name] if self.account else []
-        subprocess.run(
-            [find_program('mariadb-install-db')] + self._options() + user
-            + ['--auth-root-authentication-method=normal',
-               '--skip-test-db'],
-            check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        self.port = _free_port()
+        if not os.path.exists(self.data):
+            subprocess.run(
+                [find_program('mariadb-install-db')] + self._options()
+                + user + ['--auth-root-authentication-method=normal',
+                          '--skip-test-db'],
+                check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.port = port or self.port or _free_port()
         log = open(os.path.join(self.root, 'server.log'), 'ab')
         self.proc = subprocess.Popen(
             [find_program('mariadbd')] + self._options() + user + [
@@ -82,10 +85,11 @@ class Server:
                 '--pid-file=%s' % os.path.join(self.root, 'mysqld.pid'),
                 *extra_options],
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        self._wait()
+        if wait:
+            self.wait()
         return self
 
-    def _wait(self, timeout=60):
+    def wait(self, timeout=120):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -128,14 +132,18 @@ class Server:
         return ('mysql+pymysql://root@127.0.0.1:%d/%s?charset=utf8mb4'
                 % (self.port, database))
 
+    def halt(self):
+        """Stop the server, keeping its data (``start`` runs it again)."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
     def stop(self):
         try:
-            if self.proc is not None and self.proc.poll() is None:
-                self.proc.terminate()
-                try:
-                    self.proc.wait(30)
-                except subprocess.TimeoutExpired:
-                    self.proc.kill()
-                    self.proc.wait()
+            self.halt()
         finally:
             shutil.rmtree(self.root, ignore_errors=True)

@@ -25,8 +25,17 @@ OPTS = [
                help='Accepted for compatibility with upstream '
                     'configuration files; not used.'),
     cfg.StrOpt('mysql_sql_mode', default='TRADITIONAL',
-               help='Accepted for compatibility with upstream '
-                    'configuration files; MySQL is not supported.'),
+               help='MySQL/MariaDB only: the sql_mode every session sets. '
+                    'TRADITIONAL (strict) makes a value a column cannot '
+                    'hold an error instead of a silent truncation. An empty '
+                    'value leaves the server\'s own setting.'),
+    cfg.IntOpt('mysql_wsrep_sync_wait', default=None, min=0, max=15,
+               help='Galera only: the wsrep_sync_wait every session sets. '
+                    '1 makes each read wait until this node has applied '
+                    'every write set the cluster committed before it, so '
+                    'that a client writing through one API node and '
+                    'reading through another sees its own writes. Unset '
+                    'leaves the server\'s setting (0: reads may lag).'),
     cfg.IntOpt('connection_recycle_time', default=3600,
                help='Seconds after which a pooled connection is replaced.'),
     cfg.IntOpt('max_pool_size', default=5, min=1,

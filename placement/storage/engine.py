@@ -98,8 +98,28 @@ def _configure_sqlite(engine, synchronous):
         connection.exec_driver_sql('BEGIN IMMEDIATE' if write else 'BEGIN')
 
 
+def _configure_mysql(engine, sql_mode, wsrep_sync_wait):
+    """Session settings every new MySQL connection gets."""
+    statements = []
+    if sql_mode:
+        statements.append(("SET SESSION sql_mode = %s", (sql_mode,)))
+    if wsrep_sync_wait is not None:
+        statements.append(("SET SESSION wsrep_sync_wait = %s",
+                           (wsrep_sync_wait,)))
+    if not statements:
+        return
+
+    @event.listens_for(engine, 'connect')
+    def on_connect(dbapi_connection, _record):
+        cursor = dbapi_connection.cursor()
+        for statement, params in statements:
+            cursor.execute(statement, params)
+        cursor.close()
+
+
 def create_engine(url, *, pool_size=5, max_overflow=50, pool_timeout=30,
-                  recycle=3600, sqlite_synchronous=True, echo=False):
+                  recycle=3600, sqlite_synchronous=True, echo=False,
+                  mysql_sql_mode='TRADITIONAL', mysql_wsrep_sync_wait=None):
     """An Engine tuned for its backend.
 
     No pre-ping on checkout: a connection the server dropped fails on the
@@ -120,10 +140,13 @@ def create_engine(url, *, pool_size=5, max_overflow=50, pool_timeout=30,
         # generation) stays invisible to it.  READ COMMITTED is what
         # PostgreSQL gives and what the compare-and-swap writes expect.
         options['isolation_level'] = 'READ COMMITTED'
-    return sa.create_engine(
+    engine = sa.create_engine(
         url, echo=echo, pool_size=pool_size,
         max_overflow=max_overflow, pool_timeout=pool_timeout,
         pool_recycle=recycle, **options)
+    if url.get_backend_name() == 'mysql':
+        _configure_mysql(engine, mysql_sql_mode, mysql_wsrep_sync_wait)
+    return engine
 
 
 class Database:
@@ -142,7 +165,9 @@ class Database:
             pool_timeout=group.pool_timeout,
             recycle=group.connection_recycle_time,
             sqlite_synchronous=group.sqlite_synchronous,
-            echo=group.connection_debug >= 50))
+            echo=group.connection_debug >= 50,
+            mysql_sql_mode=group.mysql_sql_mode,
+            mysql_wsrep_sync_wait=group.mysql_wsrep_sync_wait))
 
     @property
     def backend(self):

@@ -50,12 +50,14 @@ def request(port, method, path, body=None, version='1.39'):
 
 
 @contextlib.contextmanager
-def running(database_url, directory, workers=2):
-    """placement-api with ``workers`` workers on ``database_url``: its port."""
+def running(database_url, directory, workers=2, database_options=''):
+    """placement-api with ``workers`` workers on ``database_url``: its port.
+    ``database_options``: more [placement_database] lines."""
     config = directory / 'placement.conf'
     config.write_text(
         '[api]\nauth_strategy = noauth2\n'
-        '[placement_database]\nconnection = %s\n' % database_url)
+        '[placement_database]\nconnection = %s\n%s'
+        % (database_url, database_options))
     (directory / 'policy.yaml').write_text('{}\n')
     port = free_port()
     log_path = directory / 'server.log'
