@@ -597,7 +597,11 @@ def analyze(stack, name):
         isolation_level='AUTOCOMMIT')
     try:
         with engine.connect() as conn:
-            conn.exec_driver_sql('ANALYZE')
+            if stack.backend == 'mysql':
+                conn.exec_driver_sql('ANALYZE TABLE %s' % ', '.join(
+                    sa.inspect(conn).get_table_names()))
+            else:
+                conn.exec_driver_sql('ANALYZE')
     finally:
         engine.dispose()
 
@@ -887,8 +891,8 @@ class Stack(harness.Stack):
 
 def flat(args, info):
     rows = []
-    with Stack() as stack:
-        info.setdefault('postgres', stack.postgres_version())
+    with Stack(backend=args.backend) as stack:
+        info.setdefault('postgres', stack.database_version())
         count = args.flat_nodes
         shared = Flat.sharing_providers()
         trees = shared + Flat.trees(0, count)
@@ -911,8 +915,8 @@ def flat(args, info):
 
 def nested(args, info):
     rows = []
-    with Stack() as stack:
-        info.setdefault('postgres', stack.postgres_version())
+    with Stack(backend=args.backend) as stack:
+        info.setdefault('postgres', stack.database_version())
         loaded = 0
         for count in args.nested_nodes:
             trees = Nested.trees(loaded, count)
@@ -929,8 +933,8 @@ def wide(args, info):
     count = args.wide_nodes
     scenario = 'wide %dx%d' % (count, WIDE_CHILDREN)
     rows = []
-    with Stack() as stack:
-        info.setdefault('postgres', stack.postgres_version())
+    with Stack(backend=args.backend) as stack:
+        info.setdefault('postgres', stack.database_version())
         trees = Wide.trees(count)
         remember_names(trees)
         load(stack, NAMES, trees, Wide.allocations(count), args, scenario)
@@ -1016,7 +1020,7 @@ def report(rows, args, info):
           'then up to %g s), %d gunicorn workers each'
           % (MICROVERSION, args.warmup, args.requests, MIN_REQUESTS,
              args.query_seconds, harness.WORKERS))
-    print('machine: %d CPUs, Python %s, PostgreSQL %s, upstream '
+    print('machine: %d CPUs, Python %s, %s, upstream '
           'openstack-placement %s; load average (1 min) before: %.2f, '
           'after: %.2f' % (os.cpu_count(), platform.python_version(),
                            info.get('postgres', '?'),
@@ -1196,6 +1200,10 @@ def int_list(text):
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--backend', choices=('postgresql', 'mysql'),
+                        default='postgresql',
+                        help='the database both servers share: a throwaway '
+                             'PostgreSQL cluster or MariaDB server')
     parser.add_argument('--flat-nodes', type=int, default=1000,
                         help='flat compute nodes on both (default 1000)')
     parser.add_argument('--flat-large', type=int, default=0,

@@ -86,6 +86,10 @@ SETUP_THREADS = 4
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--backend', choices=('postgresql', 'mysql'),
+                        default='postgresql',
+                        help='the database both servers share: a throwaway '
+                             'PostgreSQL cluster or MariaDB server')
     parser.add_argument('--claims', type=int, default=150,
                         help='claims per server per round (default 150)')
     parser.add_argument('--clients', type=int, default=8,
@@ -621,7 +625,7 @@ def report(args, postgres_version, load_before, claims, audits, usages):
           % (args.providers, claims_per_provider(),
              ' '.join('%s:%s' % item for item in CLAIM.items()),
              args.fill * 100))
-    print('machine: %d CPUs, Python %s, PostgreSQL %s, upstream '
+    print('machine: %d CPUs, Python %s, %s, upstream '
           'openstack-placement %s'
           % (os.cpu_count(), platform.python_version(), postgres_version,
              harness.UPSTREAM_VERSION))
@@ -724,7 +728,8 @@ def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     load_before = os.getloadavg()[0]
     try:
-        with harness.Stack() as stack, loadgen.LoadProcess() as load:
+        with harness.Stack(backend=args.backend) as stack, \
+                loadgen.LoadProcess() as load:
             providers = {}
             for name in NAMES:
                 started = time.perf_counter()
@@ -741,7 +746,7 @@ def main(argv=None):
                                      providers[name], pools[name])
             usages = (measure_usages(load, stack, args)
                       if args.usage_consumers else None)
-            postgres_version = stack.postgres_version()
+            postgres_version = stack.database_version()
     except KeyboardInterrupt:
         harness.log('interrupted; servers and PostgreSQL stopped')
         return 130

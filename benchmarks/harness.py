@@ -1,8 +1,9 @@
 """Side-by-side set-up shared by the benchmarks.
 
-One throwaway PostgreSQL cluster, a fresh database per server, our
-``placement-api`` and upstream openstack-placement (from its own cached
-venv, never a project dependency) each under gunicorn with the same
+One throwaway PostgreSQL cluster (or MariaDB server, ``--backend
+mysql``), a fresh database per server, our ``placement-api`` and upstream
+openstack-placement (from its own cached venv, never a project
+dependency) each under gunicorn with the same
 worker count, both bound to 127.0.0.1 only.  Everything started here is
 stopped by ``Stack.close`` (also on Ctrl-C), by process id.
 """
@@ -24,7 +25,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
-from tests import pg_cluster  # noqa: E402  (needs REPO on sys.path)
+from tests import mariadb_server  # noqa: E402  (needs REPO on sys.path)
+from tests import pg_cluster  # noqa: E402
 
 UPSTREAM_VERSION = '16.0.0'
 UPSTREAM_PACKAGES = ('openstack-placement==%s' % UPSTREAM_VERSION,
@@ -170,18 +172,23 @@ def _postgres_backends(database):
 class CpuMeter:
     """CPU seconds the server's processes and its database backends use.
 
-    Backends are told apart by database name; a process that appears
-    between two readings counts from zero, one that exits loses its time,
-    so the figures are close, not exact.
+    PostgreSQL backends are told apart by database name; MariaDB serves
+    every database from one process, whose time counts for the server
+    being measured (the benchmarks measure one server at a time).  A
+    process that appears between two readings counts from zero, one that
+    exits loses its time, so the figures are close, not exact.  The
+    database's share is under the key ``postgres`` whatever the backend.
     """
 
-    def __init__(self, server, database):
+    def __init__(self, server, database, database_pids=None):
         self.server = server
         self.database = database
+        self.database_pids = database_pids or (
+            lambda: _postgres_backends(database))
 
     def read(self):
         return {'server': self._times(self.server.pids()),
-                'postgres': self._times(_postgres_backends(self.database))}
+                'postgres': self._times(self.database_pids())}
 
     @staticmethod
     def _times(pids):
@@ -196,10 +203,13 @@ class CpuMeter:
 
 
 class Stack:
-    """PostgreSQL plus both servers; ``servers['ours'|'upstream']``."""
+    """A database server plus both servers; ``servers['ours'|'upstream']``.
+    ``backend``: ``postgresql`` (a throwaway cluster) or ``mysql`` (a
+    throwaway MariaDB)."""
 
-    def __init__(self, workers=WORKERS):
+    def __init__(self, workers=WORKERS, backend='postgresql'):
         self.workers = workers
+        self.backend = backend
         self.root = tempfile.mkdtemp(prefix='placement-bench-')
         self.cluster = None
         self.servers = {}
@@ -224,8 +234,12 @@ class Stack:
 
     def _start(self):
         venv = ensure_upstream_venv()
-        log('Starting PostgreSQL ...')
-        self.cluster = pg_cluster.Cluster().start()
+        if self.backend == 'mysql':
+            log('Starting MariaDB ...')
+            self.cluster = mariadb_server.Server().start()
+        else:
+            log('Starting PostgreSQL ...')
+            self.cluster = pg_cluster.Cluster().start()
         for name in ('ours', 'upstream'):
             database = 'bench_%s' % name
             self._create_database(database)
@@ -239,9 +253,18 @@ class Stack:
             log('Starting %s on 127.0.0.1:%d ...' % (name, port))
             server = Server(name, port, argv, env, directory)
             self.servers[name] = server
-            self.meters[name] = CpuMeter(server, database)
+            self.meters[name] = CpuMeter(server, database,
+                                         self._database_pids())
+
+    def _database_pids(self):
+        if self.backend == 'mysql':
+            return lambda: [self.cluster.proc.pid]
+        return None
 
     def _create_database(self, name):
+        if self.backend == 'mysql':
+            self.cluster.create_database(name)
+            return
         admin = sa.create_engine(self.cluster.url('postgres'),
                                  isolation_level='AUTOCOMMIT')
         with admin.connect() as conn:
@@ -276,12 +299,16 @@ class Stack:
                  '--workers', str(self.workers),
                  'placement.wsgi.api:application'], env)
 
-    def postgres_version(self):
+    def database_version(self):
+        """'PostgreSQL 15.18' or 'MariaDB 10.11.18-...'."""
+        if self.backend == 'mysql':
+            version = self.cluster.execute('SELECT VERSION()')[0][0]
+            return 'MariaDB %s' % version.replace('-MariaDB', '')
         admin = sa.create_engine(self.cluster.url('postgres'))
         with admin.connect() as conn:
             version = conn.exec_driver_sql('SHOW server_version').scalar()
         admin.dispose()
-        return version
+        return 'PostgreSQL %s' % version
 
     def close(self):
         for server in self.servers.values():

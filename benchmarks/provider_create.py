@@ -28,6 +28,10 @@ NAMES = ('ours', 'upstream')
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--backend', choices=('postgresql', 'mysql'),
+                        default='postgresql',
+                        help='the database both servers share: a throwaway '
+                             'PostgreSQL cluster or MariaDB server')
     parser.add_argument('--requests', type=int, default=1000,
                         help='POSTs per server per round (default 1000)')
     parser.add_argument('--clients', type=int, default=8,
@@ -132,7 +136,7 @@ def report(summary, args, postgres_version, load_before):
     print('POST /resource_providers, microversion 1.39: %d rounds x %d '
           'requests, %d clients, %d gunicorn workers each'
           % (args.rounds, args.requests, args.clients, harness.WORKERS))
-    print('machine: %d CPUs, Python %s, PostgreSQL %s, upstream '
+    print('machine: %d CPUs, Python %s, %s, upstream '
           'openstack-placement %s'
           % (os.cpu_count(), platform.python_version(), postgres_version,
              harness.UPSTREAM_VERSION))
@@ -161,9 +165,9 @@ def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     load_before = os.getloadavg()[0]
     try:
-        with harness.Stack() as stack:
+        with harness.Stack(backend=args.backend) as stack:
             results, cpu = measure(stack, args)
-            postgres_version = stack.postgres_version()
+            postgres_version = stack.database_version()
     except KeyboardInterrupt:
         harness.log('interrupted; servers and PostgreSQL stopped')
         return 130

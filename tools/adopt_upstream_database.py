@@ -1,6 +1,7 @@
 """Prove that this service serves a database upstream Placement wrote.
 
-    .venv/bin/python tools/adopt_upstream_database.py [--backend postgresql|mysql]
+    .venv/bin/python tools/adopt_upstream_database.py \
+        [--backend postgresql|mysql]
 
 1. Installs upstream openstack-placement 16.0.0 into its own venv (the
    benchmarks' cached one; never a dependency of this project), starts a
