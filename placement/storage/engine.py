@@ -63,10 +63,11 @@ def _transient(error):
 
 
 def _mysql_error_number(orig):
-    """PyMySQL's error number (its first argument), or None."""
+    """The MySQL error number of a PyMySQL or mysqlclient error (their
+    first argument), or None."""
     args = getattr(orig, 'args', ())
-    if type(orig).__module__.startswith('pymysql') and args and isinstance(
-            args[0], int):
+    if type(orig).__module__.startswith(('pymysql', 'MySQLdb')) and (
+            args and isinstance(args[0], int)):
         return args[0]
     return None
 
