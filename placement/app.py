@@ -5,6 +5,7 @@ Request flow, outermost first:
   HTTPProxyToWSGI   only when [oslo_middleware]
                     enable_proxy_headers_parsing is set: X-Forwarded-*
   RequestId (WSGI)  every response gets x-openstack-request-id
+  /healthcheck      oslo.middleware's health check, before any auth
   CORS (WSGI)       only when [cors] allowed_origin is set
   KeystoneAuth      (WSGI, auth_strategy=keystone) validates the token
   falcon.App
@@ -23,6 +24,7 @@ from oslo_middleware import cors
 from oslo_middleware import http_proxy_to_wsgi
 
 from placement import context
+from placement import health
 from placement import errors
 from placement import policy
 from placement.handlers import aggregate
@@ -143,6 +145,7 @@ def build_app(conf, db=None, prepare=True):
         application = keystone.KeystoneAuth(application, conf)
     if conf.cors.allowed_origin:
         application = cors.CORS(application, conf)
+    application = health.HealthcheckRouter(application, conf)
     application = request_id.RequestId(application)
     if conf.oslo_middleware.enable_proxy_headers_parsing:
         # Only when asked for: it costs a webob request on every call.

@@ -70,13 +70,22 @@ class Cluster:
         self._run('initdb', '-D', self.data, '-U', 'postgres',
                   '--auth=trust', '-E', 'UTF8', '--no-locale', '--no-sync')
         self.port = _free_port()
-        options = ('-c listen_addresses=127.0.0.1 -p %d -k %s -c fsync=off '
-                   '-c synchronous_commit=off -c full_page_writes=off '
-                   '-c max_connections=200' % (self.port, self.root))
-        self._run('pg_ctl', '-D', self.data, '-l',
-                  os.path.join(self.root, 'log'), '-w', '-o', options,
-                  'start')
+        self._options = (
+            '-c listen_addresses=127.0.0.1 -p %d -k %s -c fsync=off '
+            '-c synchronous_commit=off -c full_page_writes=off '
+            '-c max_connections=200' % (self.port, self.root))
+        self.resume()
         return self
+
+    def halt(self):
+        """Stop the server, keeping its data and port (an outage)."""
+        self._run('pg_ctl', '-D', self.data, '-m', 'fast', '-w', 'stop')
+
+    def resume(self):
+        """Start the server (again) on its data and port."""
+        self._run('pg_ctl', '-D', self.data, '-l',
+                  os.path.join(self.root, 'log'), '-w', '-o', self._options,
+                  'start')
 
     def url(self, database):
         return ('postgresql+psycopg2://postgres@127.0.0.1:%d/%s'

@@ -9,6 +9,7 @@ from oslo_log import log as logging
 from oslo_middleware import cors
 from oslo_middleware import http_proxy_to_wsgi
 
+from placement import health
 from placement.conf import api
 from placement.conf import database
 from placement.conf import paths
@@ -26,6 +27,7 @@ def register_opts(conf):
     set_lib_defaults()
     conf.register_opts(cors.CORS_OPTS, 'cors')
     conf.register_opts(http_proxy_to_wsgi.OPTS, 'oslo_middleware')
+    health.register_opts(conf)
 
 
 def new_config():
@@ -62,3 +64,4 @@ def set_lib_defaults():
                         'X-Subject-Token', 'X-Service-Token',
                         'OpenStack-API-Version'],
         allow_methods=['GET', 'PUT', 'POST', 'DELETE', 'PATCH'])
+    health.set_defaults()

@@ -1,0 +1,74 @@
+"""``GET /healthcheck``: oslo.middleware's health check, for load balancers.
+
+Answered before authentication, as the OpenStack convention has it: 200
+``OK`` while the service can reach its database, 503 when it cannot, so
+that a load balancer takes a node out while its database is away.  The
+database check is the ``placement_database`` backend (on by default in
+``[healthcheck] backends``); oslo.middleware's own backends
+(``disable_by_file`` ...) may be added.  The answer says only "OK" or
+"database unreachable" unless ``[healthcheck] detailed`` is set.
+"""
+
+from oslo_config import cfg
+from oslo_middleware import healthcheck
+from oslo_middleware.healthcheck import opts as healthcheck_opts
+from oslo_middleware.healthcheck import pluginbase
+import sqlalchemy as sa
+
+from placement.storage import engine
+
+PATH = '/healthcheck'
+BACKEND = 'placement_database'
+# Seconds a probe may take to connect: a load balancer's check must get
+# its 503 well before its own timeout when the database host is gone.
+_CONNECT_TIMEOUT = 3
+
+
+def set_defaults():
+    """The database check on by default (also in the generated sample)."""
+    cfg.set_defaults(healthcheck_opts.HEALTHCHECK_OPTS, backends=[BACKEND])
+
+
+def register_opts(conf):
+    conf.register_opts(healthcheck_opts.HEALTHCHECK_OPTS, 'healthcheck')
+
+
+class DatabaseHealthcheck(pluginbase.HealthcheckBaseExtension):
+    """Can this process open a connection and run a query?"""
+
+    def __init__(self, oslo_conf, conf):
+        super().__init__(oslo_conf, conf)
+        url = sa.engine.make_url(engine.build_url(oslo_conf))
+        connect_args = {}
+        if url.get_backend_name() in ('postgresql', 'mysql'):
+            connect_args['connect_timeout'] = _CONNECT_TIMEOUT
+        # A pool of its own, of one: the probe never waits behind requests
+        # for a connection, and costs at most one per process.
+        self.engine = sa.create_engine(
+            url, pool_size=1, max_overflow=0, pool_timeout=_CONNECT_TIMEOUT,
+            pool_pre_ping=True, connect_args=connect_args)
+
+    def healthcheck(self, server_port):
+        try:
+            with self.engine.connect() as conn:
+                conn.exec_driver_sql('SELECT 1').scalar()
+        except Exception as exc:  # any failure to reach it is the answer
+            self.engine.dispose()
+            return pluginbase.HealthcheckResult(
+                available=False, reason='database unreachable',
+                details=str(exc))
+        return pluginbase.HealthcheckResult(available=True, reason='OK')
+
+
+class HealthcheckRouter:
+    """Sends ``/healthcheck`` to oslo.middleware's health check and every
+    other path to ``application``."""
+
+    def __init__(self, application, conf):
+        self.application = application
+        self.check = healthcheck.Healthcheck(None, conf)
+
+    def __call__(self, environ, start_response):
+        if environ.get('PATH_INFO') == PATH:
+            return self.check(environ, start_response)
+        return self.application(environ, start_response)
