@@ -9,6 +9,7 @@ Request flow, outermost first:
   CORS (WSGI)       only when [cors] allowed_origin is set
   KeystoneAuth      (WSGI, auth_strategy=keystone) validates the token
   falcon.App
+    RequestMetrics    only with [metrics] enabled: count and time answers
     RequestLog        one log line per request
     NoAuth            (auth_strategy=noauth2) identity from X-Auth-Token
     RequestContext    credentials, config, database, policy on req.context
@@ -18,6 +19,7 @@ Request flow, outermost first:
 """
 
 import logging
+import os
 
 import falcon
 from oslo_middleware import cors
@@ -25,6 +27,7 @@ from oslo_middleware import http_proxy_to_wsgi
 
 from placement import context
 from placement import health
+from placement import metrics
 from placement import errors
 from placement import policy
 from placement.handlers import aggregate
@@ -40,6 +43,7 @@ from placement.handlers import trait
 from placement.handlers import usage
 from placement.middleware import auth
 from placement.middleware import context as context_middleware
+from placement.middleware import metrics as metrics_middleware
 from placement.middleware import microversion as microversion_middleware
 from placement.middleware import request_checks
 from placement.middleware import request_id
@@ -97,7 +101,10 @@ def _method_not_allowed(req, resp, exc, params):
 
 
 def build_falcon_app(conf, db, enforcer):
-    middleware = [request_log.RequestLog()]
+    middleware = []
+    if metrics.enabled():
+        middleware.append(metrics_middleware.RequestMetrics())
+    middleware.append(request_log.RequestLog())
     if conf.api.auth_strategy == 'noauth2':
         middleware.append(auth.NoAuth())
     middleware += [
@@ -139,6 +146,13 @@ def build_app(conf, db=None, prepare=True):
     db = db or engine.Database.from_conf(conf)
     if prepare:
         prepare_database(conf, db)
+    if conf.metrics.enabled:
+        if os.environ.get(metrics.MULTIPROC_ENV):
+            metrics.enable()
+            metrics.watch_pool(db.engine)
+        else:
+            LOG.warning('[metrics] enabled is honoured by placement-api, '
+                        'which serves them; this process records none.')
     application = build_falcon_app(conf, db, policy.build_enforcer(conf))
     if conf.api.auth_strategy == 'keystone':
         from placement.middleware import keystone

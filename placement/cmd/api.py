@@ -7,14 +7,18 @@ traits synced) once in the parent, then each worker builds its own app
 and connection pool after the fork.
 """
 
+import atexit
 import logging
+import shutil
 import sys
+import tempfile
 
 from gunicorn.app import base as gunicorn_base
 from oslo_config import cfg
 
 from placement import app
 from placement import config_loader
+from placement import metrics
 from placement.storage import engine
 
 LOG = logging.getLogger(__name__)
@@ -42,9 +46,25 @@ class _Server(gunicorn_base.BaseApplication):
         self.cfg.set('accesslog', None)
         self.cfg.set('proc_name', 'placement-api')
         self.cfg.set('control_socket_disable', True)
+        self.cfg.set('child_exit', _child_exit)
 
     def load(self):
         return app.build_app(self.conf, prepare=False)
+
+
+def _child_exit(_server, worker):
+    if metrics.enabled_in_parent():
+        metrics.worker_exited(worker.pid)
+
+
+def _serve_metrics(conf):
+    """Before the workers fork: their samples' directory, and the parent's
+    exposition of their sums on [metrics] bind."""
+    directory = tempfile.mkdtemp(prefix='placement-metrics-')
+    atexit.register(shutil.rmtree, directory, True)
+    metrics.prepare_multiprocess(directory)
+    metrics.serve(conf.metrics.bind)
+    LOG.info('Metrics served on http://%s/metrics', conf.metrics.bind)
 
 
 def main(argv=None):
@@ -53,6 +73,8 @@ def main(argv=None):
     db = engine.Database.from_conf(conf)
     app.prepare_database(conf, db)
     db.dispose()
+    if conf.metrics.enabled:
+        _serve_metrics(conf)
     LOG.info('placement-api listening on %s with %d worker(s), database %s',
              conf.bind, conf.workers, db.engine.url.render_as_string(
                  hide_password=True))

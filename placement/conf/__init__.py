@@ -12,11 +12,12 @@ from oslo_middleware import http_proxy_to_wsgi
 from placement import health
 from placement.conf import api
 from placement.conf import database
+from placement.conf import metrics
 from placement.conf import paths
 from placement.conf import placement
 from placement.conf import policy
 
-_MODULES = (api, database, paths, placement, policy)
+_MODULES = (api, database, metrics, paths, placement, policy)
 
 
 def register_opts(conf):

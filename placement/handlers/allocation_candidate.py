@@ -10,6 +10,7 @@ with traits (1.17), every class of inventory (1.27) and tree uuids
 """
 
 from placement import errors
+from placement import metrics
 from placement.candidates import engine
 from placement.candidates import filters
 from placement.candidates import request as candidate_request
@@ -61,6 +62,7 @@ class AllocationCandidates(base.Resource):
                 % exc.message)
         except filters.UnknownTrait as exc:
             raise errors.BadRequest(exc.message)
+        metrics.observe_candidates(len(allocation_requests))
         base.send_json(req, resp, {
             'allocation_requests': [
                 _allocation_request(version, resources, mappings)

@@ -18,17 +18,20 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy import exc as sa_exc
 
+from placement import metrics
+
 LOG = logging.getLogger(__name__)
 
-# PostgreSQL SQLSTATEs worth a fresh attempt: serialization_failure,
-# deadlock_detected.
-_RETRY_PGCODES = {'40001', '40P01'}
+# PostgreSQL SQLSTATEs worth a fresh attempt, by cause.
+_PG_CAUSES = {'40001': 'serialization_failure', '40P01': 'deadlock'}
 # MySQL/MariaDB error numbers worth one: deadlock (which is also how
 # Galera reports a write set that lost certification to another node's),
 # lock wait timeout, server gone away, connection lost (mid-query or while
 # connecting), and a Galera node that is not (yet, or any more) part of
 # the primary component.
-_RETRY_MYSQL_ERRORS = {1213, 1205, 2006, 2013, 2003, 1047}
+_MYSQL_CAUSES = {1213: 'deadlock', 1205: 'lock_wait_timeout',
+                 2006: 'connection_lost', 2013: 'connection_lost',
+                 2003: 'connection_lost', 1047: 'galera_not_ready'}
 _ATTEMPTS = 5
 
 
@@ -45,21 +48,32 @@ def build_url(conf):
     return url
 
 
+def transient_cause(error):
+    """Why ``error`` is worth retrying the transaction for (a short name
+    for logs and metrics), or None when it is not."""
+    if not isinstance(error, sa_exc.DBAPIError):
+        return None
+    if error.connection_invalidated:
+        return 'connection_lost'
+    orig = error.orig
+    pgcode = getattr(orig, 'pgcode', None)
+    if pgcode in _PG_CAUSES:
+        return _PG_CAUSES[pgcode]
+    number = _mysql_error_number(orig)
+    if number in _MYSQL_CAUSES:
+        return _MYSQL_CAUSES[number]
+    message = str(orig).lower()
+    if 'database is locked' in message:
+        return 'sqlite_busy'
+    if ('server closed the connection' in message
+            or 'connection already closed' in message):
+        return 'connection_lost'
+    return None
+
+
 def _transient(error):
     """True if ``error`` is worth retrying the transaction for."""
-    if not isinstance(error, sa_exc.DBAPIError):
-        return False
-    if error.connection_invalidated:
-        return True
-    orig = error.orig
-    if getattr(orig, 'pgcode', None) in _RETRY_PGCODES:
-        return True
-    if _mysql_error_number(orig) in _RETRY_MYSQL_ERRORS:
-        return True
-    message = str(orig).lower()
-    return ('database is locked' in message
-            or 'server closed the connection' in message
-            or 'connection already closed' in message)
+    return transient_cause(error) is not None
 
 
 def _mysql_error_number(orig):
@@ -187,8 +201,10 @@ class Database:
                     with conn.begin():
                         return fn(conn, *args, **kwargs)
             except sa_exc.DBAPIError as error:
-                if attempt == _ATTEMPTS or not _transient(error):
+                cause = transient_cause(error)
+                if attempt == _ATTEMPTS or cause is None:
                     raise
+                metrics.count_retry(cause)
                 LOG.info('Retrying transaction after transient error '
                          '(attempt %d): %s', attempt, error.orig)
                 time.sleep(0.01 * 2 ** attempt)

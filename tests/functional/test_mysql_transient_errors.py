@@ -15,12 +15,25 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
+from placement import metrics
 from placement.storage import engine
 from placement.storage import tables
 
 pytestmark = pytest.mark.backends('mysql')
 
 _RC = tables.resource_classes
+
+
+@pytest.fixture
+def retries():
+    """Retries counted so far by cause (metrics recorded in-process)."""
+    metrics.enable()
+    import prometheus_client
+
+    def count(cause):
+        return prometheus_client.REGISTRY.get_sample_value(
+            'placement_db_transaction_retries_total', {'cause': cause}) or 0
+    return count
 
 
 @pytest.fixture
@@ -37,7 +50,7 @@ def _touch(conn, class_id):
                  .values(name=_RC.c.name))
 
 
-def test_deadlock_is_retried(db, classes):
+def test_deadlock_is_retried(db, classes, retries):
     """Two transactions lock the same two rows in opposite orders: MariaDB
     kills one with a deadlock, which runs again and succeeds."""
     first, second = classes
@@ -58,6 +71,7 @@ def test_deadlock_is_retried(db, classes):
         except Exception as exc:  # reported below, with the other's
             errors.append(exc)
 
+    before = retries('deadlock')
     threads = [threading.Thread(target=work, args=('a', first, second)),
                threading.Thread(target=work, args=('b', second, first))]
     for thread in threads:
@@ -66,9 +80,10 @@ def test_deadlock_is_retried(db, classes):
         thread.join(30)
     assert not errors
     assert sorted(attempts.values()) == [1, 2]
+    assert retries('deadlock') == before + 1
 
 
-def test_lock_wait_timeout_is_retried(db, classes):
+def test_lock_wait_timeout_is_retried(db, classes, retries):
     """A row held longer than innodb_lock_wait_timeout: the waiter's
     attempt fails with 1205, the next one gets the row."""
     holder = db.engine.connect()
@@ -83,6 +98,7 @@ def test_lock_wait_timeout_is_retried(db, classes):
         _touch(conn, classes[0])
         return 'done'
 
+    before = retries('lock_wait_timeout')
     release.start()
     try:
         assert db.write(fn) == 'done'
@@ -90,9 +106,11 @@ def test_lock_wait_timeout_is_retried(db, classes):
         release.join()
         holder.close()
     assert len(attempts) >= 2
+    assert retries('lock_wait_timeout') == before + len(attempts) - 1
 
 
-def test_connection_killed_mid_transaction_is_retried(db, mariadb):
+def test_connection_killed_mid_transaction_is_retried(db, mariadb,
+                                                     retries):
     """The server kills the connection in the middle of a transaction
     (2013, lost connection): nothing was committed, the runner starts over
     on a fresh connection."""
@@ -105,8 +123,10 @@ def test_connection_killed_mid_transaction_is_retried(db, mariadb):
             mariadb.execute('KILL CONNECTION %d' % attempts[0])
         return conn.scalar(sa.select(sa.func.count()).select_from(_RC))
 
+    before = retries('connection_lost')
     assert db.read(fn) > 0
     assert len(attempts) == 2 and attempts[0] != attempts[1]
+    assert retries('connection_lost') == before + 1
 
 
 def test_server_gone_away_between_transactions_is_retried(db, mariadb):

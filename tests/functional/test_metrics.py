@@ -1,0 +1,97 @@
+"""Prometheus metrics against a live placement-api with two workers:
+served on their own address only, summed across workers, by route
+template; off by default."""
+
+import http.client
+import re
+
+import pytest
+
+from tests.functional.server import free_port
+from tests.functional.server import request
+from tests.functional.server import running
+
+
+def _scrape(port):
+    conn = http.client.HTTPConnection('127.0.0.1', port, timeout=10)
+    try:
+        conn.request('GET', '/metrics')
+        response = conn.getresponse()
+        assert response.status == 200
+        return response.read().decode()
+    finally:
+        conn.close()
+
+
+def _sample(text, name, **labels):
+    """The value of one sample, or None."""
+    for line in text.splitlines():
+        if line.startswith('#') or not line.startswith(name):
+            continue
+        match = re.match(r'([a-z_]+)(?:\{(.*)\})? (\S+)$', line)
+        if not match or match.group(1) != name:
+            continue
+        found = dict(re.findall(r'(\w+)="([^"]*)"', match.group(2) or ''))
+        if found == {k: str(v) for k, v in labels.items()}:
+            return float(match.group(3))
+    return None
+
+
+@pytest.fixture
+def metrics_port():
+    return free_port()
+
+
+def test_requests_latency_candidates_and_pool(database_url, tmp_path,
+                                              metrics_port):
+    config = '[metrics]\nenabled = True\nbind = 127.0.0.1:%d\n' % (
+        metrics_port)
+    with running(database_url, tmp_path, extra_config=config) as port:
+        uuids = []
+        for n in range(6):
+            status, body = request(port, 'POST', '/resource_providers',
+                                   {'name': 'rp%d' % n})
+            assert status == 200
+            uuids.append(body['uuid'])
+        for uuid in uuids:
+            status, body = request(port, 'GET', '/resource_providers/' + uuid)
+            assert status == 200
+        request(port, 'PUT', '/resource_providers/%s/inventories' % uuids[0],
+                {'resource_provider_generation': 0,
+                 'inventories': {'VCPU': {'total': 8}}})
+        status, body = request(port, 'GET',
+                               '/allocation_candidates?resources=VCPU:1')
+        assert status == 200 and len(body['allocation_requests']) == 1
+        request(port, 'GET', '/resource_providers/' + '0' * 32)   # a 404
+        # The API port does not serve them.
+        assert request(port, 'GET', '/metrics')[0] == 404
+
+        text = _scrape(metrics_port)
+        # Six POSTs and six GETs, whichever of the two workers took them.
+        assert _sample(text, 'placement_http_requests_total',
+                       method='POST', route='/resource_providers',
+                       status='200') == 6
+        assert _sample(text, 'placement_http_requests_total',
+                       method='GET', route='/resource_providers/{uuid}',
+                       status='200') == 6
+        assert _sample(text, 'placement_http_requests_total',
+                       method='GET', route='/resource_providers/{uuid}',
+                       status='404') == 1
+        assert _sample(text, 'placement_http_request_duration_seconds_count',
+                       method='POST', route='/resource_providers') == 6
+        assert _sample(text, 'placement_allocation_candidates_returned_count'
+                       ) == 1
+        assert _sample(text, 'placement_allocation_candidates_returned_sum'
+                       ) == 1
+        # Connections are back in the pool between requests.
+        assert _sample(text, 'placement_db_connections_in_use') == 0
+
+
+def test_off_by_default(database_url, tmp_path, metrics_port):
+    with running(database_url, tmp_path) as port:
+        assert request(port, 'GET', '/')[0] == 200
+        conn = http.client.HTTPConnection('127.0.0.1', metrics_port,
+                                          timeout=5)
+        with pytest.raises(ConnectionRefusedError):
+            conn.request('GET', '/metrics')
+        conn.close()
