@@ -51,15 +51,15 @@ def request(port, method, path, body=None, version='1.39'):
 
 @contextlib.contextmanager
 def running(database_url, directory, workers=2, database_options='',
-            extra_config=''):
+            extra_config='', auth_strategy='noauth2'):
     """placement-api with ``workers`` workers on ``database_url``: its port.
     ``database_options``: more [placement_database] lines; ``extra_config``:
     more sections."""
     config = directory / 'placement.conf'
     config.write_text(
-        '[api]\nauth_strategy = noauth2\n'
+        '[api]\nauth_strategy = %s\n'
         '[placement_database]\nconnection = %s\n%s%s'
-        % (database_url, database_options, extra_config))
+        % (auth_strategy, database_url, database_options, extra_config))
     (directory / 'policy.yaml').write_text('{}\n')
     port = free_port()
     log_path = directory / 'server.log'
