@@ -203,3 +203,38 @@ def test_system_scope(placement, keystone, user, admin):
         assert status == 403, body
     else:
         assert status == 200, body
+
+
+@pytest.mark.skipif(not os.environ.get('PLACEMENT_TEST_CLIENT_VENV'),
+                    reason='needs the clients venv (tests/clients)')
+def test_openstack_cli_with_keystone_credentials(placement, keystone):
+    """The CLI as operators use it: a password, the catalog, no endpoint
+    named by hand."""
+    import subprocess
+    port, enforce_scope = placement
+    service = keystone._call('POST', '/services', {'service': {
+        'name': 'placement-%d' % port, 'type': 'placement'}})['service']
+    for interface in ('public', 'internal'):
+        keystone._call('POST', '/endpoints', {'endpoint': {
+            'service_id': service['id'], 'interface': interface,
+            'region_id': 'RegionOne',
+            'url': 'http://127.0.0.1:%d' % port}})
+    try:
+        base = [os.path.join(os.environ['PLACEMENT_TEST_CLIENT_VENV'],
+                             'bin', 'openstack'),
+                '--os-auth-url', keystone.url, '--os-username', 'nova',
+                '--os-password', PASSWORD, '--os-project-name', 'service',
+                '--os-user-domain-id', 'default',
+                '--os-project-domain-id', 'default',
+                '--os-identity-api-version', '3',
+                '--os-placement-api-version', '1.39']
+        name = 'cli-%s' % uuid.uuid4().hex[:8]
+        for args in (['resource', 'provider', 'create', name],
+                     ['resource', 'provider', 'list', '--name', name]):
+            proc = subprocess.run(base + args + ['-f', 'json'],
+                                  capture_output=True, text=True,
+                                  timeout=120)
+            assert proc.returncode == 0, (args, proc.stderr[-800:])
+        assert json.loads(proc.stdout)[0]['name'] == name
+    finally:
+        keystone._call('DELETE', '/services/%s' % service['id'])
