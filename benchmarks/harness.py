@@ -262,14 +262,7 @@ class Stack:
         return None
 
     def _create_database(self, name):
-        if self.backend == 'mysql':
-            self.cluster.create_database(name)
-            return
-        admin = sa.create_engine(self.cluster.url('postgres'),
-                                 isolation_level='AUTOCOMMIT')
-        with admin.connect() as conn:
-            conn.exec_driver_sql('CREATE DATABASE %s' % name)
-        admin.dispose()
+        self.cluster.create_database(name)
 
     def _ours(self, conf, port):
         script = os.path.join(os.path.dirname(sys.executable),

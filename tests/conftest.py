@@ -11,7 +11,6 @@ import shutil
 import uuid
 
 import pytest
-import sqlalchemy as sa
 import webtest
 
 from placement import app as placement_app
@@ -96,11 +95,7 @@ def template(backend, request, tmp_path_factory):
         url = server.url('template_placement')
     else:
         cluster = request.getfixturevalue('postgres')
-        admin = sa.create_engine(cluster.url('postgres'),
-                                 isolation_level='AUTOCOMMIT')
-        with admin.connect() as conn:
-            conn.exec_driver_sql('CREATE DATABASE template_placement')
-        admin.dispose()
+        cluster.create_database('template_placement')
         url = cluster.url('template_placement')
         path = 'template_placement'
     db = engine.Database(engine.create_engine(url))
@@ -127,16 +122,9 @@ def database_url(backend, template, request, tmp_path):
         return
     cluster = request.getfixturevalue('postgres')
     name = 'test_%s' % uuid.uuid4().hex
-    admin = sa.create_engine(cluster.url('postgres'),
-                             isolation_level='AUTOCOMMIT')
-    with admin.connect() as conn:
-        conn.exec_driver_sql('CREATE DATABASE %s TEMPLATE %s'
-                             % (name, template))
+    cluster.create_database(name, template)
     yield cluster.url(name)
-    with admin.connect() as conn:
-        conn.exec_driver_sql('DROP DATABASE IF EXISTS %s WITH (FORCE)'
-                             % name)
-    admin.dispose()
+    cluster.drop_database(name)
 
 
 @pytest.fixture

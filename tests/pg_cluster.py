@@ -14,6 +14,8 @@ import socket
 import subprocess
 import tempfile
 
+import sqlalchemy as sa
+
 
 def _free_port():
     with socket.socket() as sock:
@@ -86,6 +88,24 @@ class Cluster:
         self._run('pg_ctl', '-D', self.data, '-l',
                   os.path.join(self.root, 'log'), '-w', '-o', self._options,
                   'start')
+
+    def _admin(self, statement):
+        admin = sa.create_engine(self.url('postgres'),
+                                 isolation_level='AUTOCOMMIT')
+        try:
+            with admin.connect() as conn:
+                conn.exec_driver_sql(statement)
+        finally:
+            admin.dispose()
+
+    def create_database(self, name, template=None):
+        """CREATE DATABASE ``name`` (a copy of ``template``, if given)."""
+        self._admin('CREATE DATABASE %s' % name
+                    + (' TEMPLATE %s' % template if template else ''))
+
+    def drop_database(self, name):
+        """DROP DATABASE ``name``, closing whatever still uses it."""
+        self._admin('DROP DATABASE IF EXISTS %s WITH (FORCE)' % name)
 
     def url(self, database):
         return ('postgresql+psycopg2://postgres@127.0.0.1:%d/%s'

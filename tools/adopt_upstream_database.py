@@ -242,15 +242,7 @@ def main():
     report, problems = [], []
     running = []
     try:
-        if args.backend == 'postgresql':
-            import sqlalchemy as sa
-            admin = sa.create_engine(server.url('postgres'),
-                                     isolation_level='AUTOCOMMIT')
-            with admin.connect() as conn:
-                conn.exec_driver_sql('CREATE DATABASE placement')
-            admin.dispose()
-        else:
-            server.create_database('placement')
+        server.create_database('placement')
         url = server.url('placement')
         conf = os.path.join(workdir, 'placement.conf')
         with open(conf, 'w') as handle:

@@ -7,7 +7,6 @@ import json
 import time
 
 import pytest
-import sqlalchemy as sa
 import webtest
 
 from placement import app as placement_app
@@ -70,11 +69,7 @@ def test_503_while_the_database_is_down_and_200_once_back(
         outage_cluster, tmp_path):
     """Against a live server (two workers) on a PostgreSQL that stops and
     comes back."""
-    admin = sa.create_engine(outage_cluster.url('postgres'),
-                             isolation_level='AUTOCOMMIT')
-    with admin.connect() as conn:
-        conn.exec_driver_sql('CREATE DATABASE placement')
-    admin.dispose()
+    outage_cluster.create_database('placement')
     url = outage_cluster.url('placement')
     db = engine.Database(engine.create_engine(url))
     migration.upgrade(db.engine)

@@ -12,6 +12,7 @@ from keystoneauth1 import session as ks_session
 from keystoneauth1.identity import v3
 
 from tests import keystone_server
+from tests import pg_cluster
 from tests.functional.server import running
 
 PASSWORD = 'secret'
@@ -123,14 +124,8 @@ def call(port, method, path, token=None, body=None):
                 ids=['enforce_scope', 'no_enforce_scope'])
 def placement(request, keystone, tmp_path_factory):
     """Our server with keystone auth: (port, enforce_scope)."""
-    from tests import pg_cluster
-    import sqlalchemy as sa
     cluster = pg_cluster.Cluster().start()
-    admin = sa.create_engine(cluster.url('postgres'),
-                             isolation_level='AUTOCOMMIT')
-    with admin.connect() as conn:
-        conn.exec_driver_sql('CREATE DATABASE placement')
-    admin.dispose()
+    cluster.create_database('placement')
     directory = tmp_path_factory.mktemp('placement')
     try:
         with running(cluster.url('placement'), directory,
