@@ -78,12 +78,22 @@ class Keystone:
              '--chdir', self.root, 'keystone_app:application'],
             cwd=self.root, env=env, stdout=log, stderr=subprocess.STDOUT,
             start_new_session=True)
-        deadline = time.monotonic() + 60
+        try:
+            self._wait()
+        except BaseException:
+            # A gunicorn whose workers fail respawns them for ever: never
+            # leave one behind.
+            self.stop()
+            raise
+        return self
+
+    def _wait(self, timeout=60):
+        deadline = time.monotonic() + timeout
         while True:
             try:
                 with urllib.request.urlopen(self.url, timeout=2) as resp:
                     if resp.status == 200:
-                        return self
+                        return
             except OSError:
                 pass
             if self.proc.poll() is not None or time.monotonic() > deadline:

@@ -86,7 +86,11 @@ class Server:
                 *extra_options],
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         if wait:
-            self.wait()
+            try:
+                self.wait()
+            except BaseException:
+                self.halt()
+                raise
         return self
 
     def wait(self, timeout=120):
