@@ -1200,10 +1200,7 @@ def int_list(text):
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--backend', choices=('postgresql', 'mysql'),
-                        default='postgresql',
-                        help='the database both servers share: a throwaway '
-                             'PostgreSQL cluster or MariaDB server')
+    harness.add_backend_argument(parser)
     parser.add_argument('--flat-nodes', type=int, default=1000,
                         help='flat compute nodes on both (default 1000)')
     parser.add_argument('--flat-large', type=int, default=0,

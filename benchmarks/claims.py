@@ -86,10 +86,7 @@ SETUP_THREADS = 4
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--backend', choices=('postgresql', 'mysql'),
-                        default='postgresql',
-                        help='the database both servers share: a throwaway '
-                             'PostgreSQL cluster or MariaDB server')
+    harness.add_backend_argument(parser)
     parser.add_argument('--claims', type=int, default=150,
                         help='claims per server per round (default 150)')
     parser.add_argument('--clients', type=int, default=8,

@@ -69,14 +69,23 @@ def free_port():
         return sock.getsockname()[1]
 
 
-def write_config(directory, database_url):
+def add_backend_argument(parser):
+    """Every benchmark's ``--backend``: the database Stack starts."""
+    parser.add_argument('--backend', choices=('postgresql', 'mysql'),
+                        default='postgresql',
+                        help='the database both servers share: a throwaway '
+                             'PostgreSQL cluster or MariaDB server')
+
+
+def write_config(directory, database_url, sync_on_startup=True):
     """placement.conf and an empty policy.yaml, as both servers read them."""
     os.makedirs(directory, exist_ok=True)
     conf = os.path.join(directory, 'placement.conf')
     with open(conf, 'w') as handle:
         handle.write('[api]\nauth_strategy = noauth2\n'
                      '[placement_database]\nconnection = %s\n'
-                     'sync_on_startup = True\n' % database_url)
+                     'sync_on_startup = %s\n' % (database_url,
+                                                  sync_on_startup))
     with open(os.path.join(directory, 'policy.yaml'), 'w') as handle:
         handle.write('{}\n')
     return conf

@@ -28,10 +28,7 @@ NAMES = ('ours', 'upstream')
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--backend', choices=('postgresql', 'mysql'),
-                        default='postgresql',
-                        help='the database both servers share: a throwaway '
-                             'PostgreSQL cluster or MariaDB server')
+    harness.add_backend_argument(parser)
     parser.add_argument('--requests', type=int, default=1000,
                         help='POSTs per server per round (default 1000)')
     parser.add_argument('--clients', type=int, default=8,

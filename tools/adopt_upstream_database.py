@@ -26,7 +26,6 @@ Prints a report and exits 1 if any answer differed or any write failed.
 """
 
 import argparse
-import http.client
 import json
 import os
 import subprocess
@@ -40,6 +39,7 @@ sys.path.insert(0, REPO)
 import harness  # noqa: E402
 from tests import mariadb_server  # noqa: E402
 from tests import pg_cluster  # noqa: E402
+from tests.functional import server as server_client  # noqa: E402
 
 VERSION = '1.39'
 PROJECT = 'c0ffee00-0000-4000-8000-000000000001'
@@ -61,20 +61,7 @@ class Client:
         self.port = port
 
     def call(self, method, path, body=None, version=VERSION):
-        conn = http.client.HTTPConnection('127.0.0.1', self.port, timeout=60)
-        headers = {'X-Auth-Token': 'admin', 'Accept': 'application/json',
-                   'OpenStack-API-Version': 'placement %s' % version}
-        data = None
-        if body is not None:
-            data = json.dumps(body)
-            headers['Content-Type'] = 'application/json'
-        try:
-            conn.request(method, path, data, headers)
-            response = conn.getresponse()
-            raw = response.read()
-        finally:
-            conn.close()
-        return response.status, (json.loads(raw) if raw else None)
+        return server_client.request(self.port, method, path, body, version)
 
     def ok(self, method, path, body=None, version=VERSION,
            expect=(200, 201, 204)):
@@ -244,15 +231,9 @@ def main():
     try:
         server.create_database('placement')
         url = server.url('placement')
-        conf = os.path.join(workdir, 'placement.conf')
-        with open(conf, 'w') as handle:
-            # No migration at start: each side's schema is changed only by
-            # the db sync commands this tool runs and reports.
-            handle.write('[api]\nauth_strategy = noauth2\n'
-                         '[placement_database]\nconnection = %s\n'
-                         'sync_on_startup = False\n' % url)
-        with open(os.path.join(workdir, 'policy.yaml'), 'w') as handle:
-            handle.write('{}\n')
+        # No migration at start: each side's schema is changed only by
+        # the db sync commands this tool runs and reports.
+        conf = harness.write_config(workdir, url, sync_on_startup=False)
         up_env = dict(os.environ, OS_PLACEMENT_CONFIG_DIR=workdir)
         up_env.pop('PYTHONPATH', None)
         up_bin = os.path.join(venv, 'bin')
