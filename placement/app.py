@@ -27,14 +27,16 @@ from oslo_middleware import http_proxy_to_wsgi
 
 from placement import context
 from placement import health
-from placement import metrics
 from placement import errors
+from placement import metrics
+from placement import openapi
 from placement import policy
 from placement.handlers import aggregate
 from placement.handlers import allocation
 from placement.handlers import allocation_candidate
 from placement.handlers import base
 from placement.handlers import inventory
+from placement.handlers import openapi_document
 from placement.handlers import resource_class
 from placement.handlers import reshaper
 from placement.handlers import resource_provider
@@ -58,7 +60,7 @@ LOG = logging.getLogger(__name__)
 
 def routes():
     """Every endpoint: (URI template, resource). Read this to find one."""
-    return [
+    api = [
         ('/', root.Root()),
         ('/resource_providers', resource_provider.ResourceProviders()),
         ('/resource_providers/{uuid}', resource_provider.ResourceProvider()),
@@ -82,6 +84,7 @@ def routes():
         ('/allocation_candidates',
          allocation_candidate.AllocationCandidates()),
     ]
+    return api + [(openapi.PATH, openapi_document.OpenAPIDocument(api))]
 
 
 class _Request(falcon.Request):

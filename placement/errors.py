@@ -75,6 +75,14 @@ class NotAcceptable(PlacementError):
     status = falcon.HTTP_406
 
 
+class PayloadTooLarge(PlacementError):
+    status = falcon.HTTP_413
+
+
+class ServiceUnavailable(PlacementError):
+    status = falcon.HTTP_503
+
+
 class UnsupportedMediaType(PlacementError):
     status = falcon.HTTP_415
 

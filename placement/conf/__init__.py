@@ -8,6 +8,7 @@ from oslo_config import cfg
 from oslo_log import log as logging
 from oslo_middleware import cors
 from oslo_middleware import http_proxy_to_wsgi
+from oslo_middleware import sizelimit
 
 from placement import health
 from placement.conf import api
@@ -28,6 +29,7 @@ def register_opts(conf):
     set_lib_defaults()
     conf.register_opts(cors.CORS_OPTS, 'cors')
     conf.register_opts(http_proxy_to_wsgi.OPTS, 'oslo_middleware')
+    conf.register_opts(sizelimit.OPTS, 'oslo_middleware')
     health.register_opts(conf)
 
 
@@ -51,6 +53,11 @@ def list_opts():
     return [(group, group_opts) for group, group_opts in opts.items()]
 
 
+# Room for a reshaper request over a 1,000-provider tree with its
+# allocations (tests/functional/test_hostile_input.py builds one).
+MAX_REQUEST_BODY_SIZE = 4 * 1024 * 1024
+
+
 def set_lib_defaults():
     """Our defaults for library options, upstream's values.
 
@@ -66,3 +73,6 @@ def set_lib_defaults():
                         'OpenStack-API-Version'],
         allow_methods=['GET', 'PUT', 'POST', 'DELETE', 'PATCH'])
     health.set_defaults()
+    # oslo's 112 KiB would refuse a reshape of a large provider tree.
+    cfg.set_defaults(sizelimit.OPTS,
+                     max_request_body_size=MAX_REQUEST_BODY_SIZE)

@@ -28,7 +28,8 @@ def _send_aggregates(req, resp, aggregate_uuids, generation):
 
 class ProviderAggregates(base.Resource):
 
-    @base.gated('1.1')
+    @base.operation("List a provider's aggregates", since='1.1',
+                    responses={200: schemas.AGGREGATES})
     def on_get(self, req, resp, uuid):
         req.context.can(policies.LIST)
         provider, aggregate_uuids = req.context.db.read(
@@ -36,19 +37,21 @@ class ProviderAggregates(base.Resource):
         _send_aggregates(req, resp, aggregate_uuids, provider['generation'])
 
     @base.require_json
-    @base.gated('1.1')
+    @base.operation("Replace a provider's aggregates", since='1.1',
+                    body=(((1, 19), schemas.PUT_1_19),
+                          ((1, 1), schemas.PUT_1_1)),
+                    responses={200: schemas.AGGREGATES})
     def on_put(self, req, resp, uuid):
         req.context.can(policies.UPDATE)
         # An unknown provider is a 404 even when the body is also bad.
         req.context.db.read(providers_core.get_by_uuid, uuid)
         with_generation = microversion.is_at_least(req, _GENERATION_VERSION)
+        data = base.read_body(req)
         if with_generation:
-            data = base.read_json(req, schemas.PUT_1_19)
             aggregate_uuids = data['aggregates']
             expected_generation = data['resource_provider_generation']
         else:
-            aggregate_uuids = base.read_json(req, schemas.PUT_1_1)
-            expected_generation = None
+            aggregate_uuids, expected_generation = data, None
         generation = req.context.db.write(
             storage.set_provider_aggregates, uuid, aggregate_uuids,
             expected_generation)

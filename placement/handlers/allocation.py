@@ -147,6 +147,8 @@ def _canonical_consumer_uuid(consumer_uuid):
 
 class ConsumerAllocations(base.Resource):
 
+    @base.operation("Show a consumer's allocations",
+                    responses={200: schemas.CONSUMER_ALLOCATIONS})
     def on_get(self, req, resp, consumer_uuid):
         req.context.can(policies.ALLOC_LIST)
         consumer, allocations = req.context.db.read(
@@ -155,17 +157,19 @@ class ConsumerAllocations(base.Resource):
             req, consumer, allocations))
         base.send_cache_headers(req, resp, _last_modified(allocations))
 
+    @base.operation("Replace a consumer's allocations",
+                    body=schemas.PUT_BY_VERSION, responses={204: None})
     @base.require_json
     def on_put(self, req, resp, consumer_uuid):
         req.context.can(policies.ALLOC_UPDATE)
         consumer_uuid = _canonical_consumer_uuid(consumer_uuid)
-        data = base.read_json(req, schemas.for_version(
-            schemas.PUT_BY_VERSION, _version(req)))
+        data = base.read_body(req)
         write(req, [consumer_write(req, consumer_uuid, data)],
               'Unable to allocate inventory for consumer %s: %%s'
               % consumer_uuid)
         resp.status = falcon.HTTP_204
 
+    @base.operation("Delete a consumer's allocations", responses={204: None})
     def on_delete(self, req, resp, consumer_uuid):
         req.context.can(policies.ALLOC_DELETE)
         storage.retrying(
@@ -177,12 +181,13 @@ class ConsumerAllocations(base.Resource):
 
 class Allocations(base.Resource):
 
-    @base.gated('1.13')
+    @base.operation('Replace the allocations of many consumers at once',
+                    since='1.13', body=schemas.POST_BY_VERSION,
+                    responses={204: None})
     @base.require_json
     def on_post(self, req, resp):
         req.context.can(policies.ALLOC_MANAGE)
-        data = base.read_json(req, schemas.for_version(
-            schemas.POST_BY_VERSION, _version(req)))
+        data = base.read_body(req)
         write(req, [consumer_write(req, consumer_uuid, body)
                     for consumer_uuid, body in data.items()],
               'Unable to allocate inventory %s')
@@ -191,6 +196,8 @@ class Allocations(base.Resource):
 
 class ProviderAllocations(base.Resource):
 
+    @base.operation("List the allocations against a provider",
+                    responses={200: schemas.PROVIDER_ALLOCATIONS})
     def on_get(self, req, resp, uuid):
         req.context.can(policies.RP_ALLOC_LIST)
         try:

@@ -16,7 +16,6 @@ from placement.candidates import filters
 from placement.candidates import request as candidate_request
 from placement.handlers import allocation_candidate_query
 from placement.handlers import base
-from placement.handlers import query_params
 from placement.policies import allocation_candidate as policies
 from placement.schemas import allocation_candidate as schemas
 
@@ -44,12 +43,13 @@ def _settings(conf):
 
 class AllocationCandidates(base.Resource):
 
-    @base.gated('1.10')
+    @base.operation('Find allocation candidates', since='1.10',
+                    query=schemas.GET_BY_VERSION,
+                    responses={200: schemas.CANDIDATES})
     def on_get(self, req, resp):
         req.context.can(policies.LIST)
         version = tuple(req.context.microversion)
-        query = query_params.Query.from_request(req)
-        query_params.validate(query, schemas.for_version(version))
+        query = base.read_query(req)
         request = allocation_candidate_query.parse(query, version)
         try:
             allocation_requests, summaries = req.context.db.read(

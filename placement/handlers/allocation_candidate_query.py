@@ -10,6 +10,7 @@ import re
 
 from placement import error_codes
 from placement import errors
+from placement import schemas as schema_tables
 from placement.candidates import request as candidate_request
 from placement.handlers import query_params
 from placement.schemas import allocation_candidate as schemas
@@ -151,7 +152,8 @@ def _parameter_schema(version, name):
     """The schema of one parameter alone: one object per (version, name),
     so that its validator is built once."""
     return {'type': 'object', 'properties': {
-        name: schemas.for_version(version)['properties'][name]}}
+        name: schema_tables.for_version(schemas.GET_BY_VERSION, version)[
+            'properties'][name]}}
 
 
 def _first_valid(query, name, version):

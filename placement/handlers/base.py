@@ -10,7 +10,10 @@ import falcon
 import jsonschema
 
 from placement import errors
+from placement import input_checks
 from placement import microversion
+from placement import schemas
+from placement.handlers import query_params
 from placement.schemas import validation
 from placement.storage import exceptions as storage_exc
 
@@ -30,24 +33,64 @@ class Resource:
         raise errors.MethodNotAllowed(req, self.allowed_methods())
 
 
-def gated(min_version=None, max_version=None, status=404):
-    """Serve the decorated responder only for microversions in [min, max].
+class Operation:
+    """One responder's contract, by microversion: the range it is served
+    in, the JSON schemas of its body and query string, and its answers.
+
+    Handlers read their input through it (``read_body``, ``read_query``)
+    and ``placement.openapi`` publishes it, so the OpenAPI document states
+    exactly what the service enforces.
+
+    ``body`` and ``query`` are each a schema, a table of
+    ``((since), schema)`` pairs newest first (a ``None`` schema: nothing
+    accepted from then on), or a function of the version.  ``responses``
+    maps each success status to the schema of its body (``None``: none).
+    """
+
+    def __init__(self, summary, since=None, until=None, outside=404,
+                 body=None, query=None, responses=None):
+        self.summary = summary
+        self.versions = (
+            microversion.as_tuple(since) or microversion.MIN_VERSION,
+            microversion.as_tuple(until) or microversion.MAX_VERSION)
+        self.outside = outside
+        self.body_schema = _by_version(body)
+        self.query_schema = _by_version(query)
+        self.responses = responses or {}
+
+    def serves(self, version):
+        return self.versions[0] <= tuple(version) <= self.versions[1]
+
+
+def _by_version(spec):
+    if callable(spec):
+        return spec
+    if isinstance(spec, tuple):
+        return functools.partial(schemas.for_version, spec)
+    return lambda version: spec
+
+
+def operation(summary, **contract):
+    """Declare a responder's contract (see ``Operation``) and serve it only
+    for microversions in its range.
 
     Outside the range the request is answered as if the route (404) or
-    the method (405) did not exist at that version, as upstream does.
+    the method (``outside=405``) did not exist at that version, as
+    upstream does.
     """
-    low = microversion.as_tuple(min_version) or microversion.MIN_VERSION
-    high = microversion.as_tuple(max_version) or microversion.MAX_VERSION
+    spec = Operation(summary, **contract)
 
     def decorator(responder):
         @functools.wraps(responder)
         def wrapper(resource, req, resp, *args, **kwargs):
-            if not low <= tuple(req.context.microversion) <= high:
-                if status == 405:
+            if not spec.serves(req.context.microversion):
+                if spec.outside == 405:
                     raise errors.MethodNotAllowed(
                         req, resource.allowed_methods())
                 raise errors.NotFound()
+            req.context.operation = spec
             return responder(resource, req, resp, *args, **kwargs)
+        wrapper.operation = spec
         return wrapper
     return decorator
 
@@ -88,15 +131,47 @@ def validate(data, schema):
 
 
 def read_json(req, schema=None):
-    """The request body parsed (and validated against ``schema``)."""
-    raw = req.bounded_stream.read()
+    """The request body parsed (and validated against ``schema``).
+
+    A body without a declared length (chunked) is read only up to the
+    size limit; a declared length over it was refused before any read.
+    """
+    limit = req.context.conf.oslo_middleware.max_request_body_size
+    raw = req.bounded_stream.read(limit + 1)
+    if len(raw) > limit:
+        raise errors.PayloadTooLarge(body_too_large(limit))
     try:
-        data = json.loads(raw)
+        data = input_checks.load_json(raw)
     except ValueError as exc:
         raise errors.BadRequest('Malformed JSON: %s' % exc)
     if schema is not None:
         validate(data, schema)
     return data
+
+
+def body_too_large(limit):
+    return 'Request body is larger than the limit of %d bytes.' % limit
+
+
+def read_body(req):
+    """The body, validated against the operation's schema for the
+    request's microversion."""
+    return read_json(req, req.context.operation.body_schema(
+        req.context.microversion))
+
+
+def read_query(req):
+    """The query string (a ``query_params.Query``), validated against the
+    operation's schema for the request's microversion."""
+    query = query_params.Query.from_request(req)
+    validate_query(req, query)
+    return query
+
+
+def validate_query(req, query):
+    """400 unless ``query`` matches the operation's schema."""
+    query_params.validate(query, req.context.operation.query_schema(
+        req.context.microversion))
 
 
 def send_json(req, resp, body, status=falcon.HTTP_200):
@@ -147,6 +222,7 @@ _STATUS_FOR_STORAGE_ERROR = (
     (storage_exc.Conflict, errors.Conflict),
     (storage_exc.InvalidInput, errors.BadRequest),
     (storage_exc.ReadOnly, errors.BadRequest),
+    (storage_exc.DatabaseUnavailable, errors.ServiceUnavailable),
 )
 
 

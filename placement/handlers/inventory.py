@@ -11,7 +11,6 @@ which clients and upstream's tests match on.
 """
 
 import logging
-import math
 import re
 
 import falcon
@@ -79,11 +78,6 @@ def _capacity_problem(req, provider, resource_class, record):
     reserved may still not exceed total.  Either way the test is on the
     capacity, so a ratio that scales it to nothing counts too.
     """
-    ratio = record['allocation_ratio']
-    if not math.isfinite(ratio):
-        return ('Bad inventory %s for resource provider %s: '
-                'allocation_ratio must be a finite number'
-                % (resource_class, provider['uuid']))
     reserved_can_be_total = microversion.is_at_least(req, '1.26')
     capacity = storage.capacity(record)
     if capacity < 0 or (capacity == 0 and not reserved_can_be_total):
@@ -146,17 +140,21 @@ def _read_all(req, uuid):
 
 class Inventories(base.Resource):
 
+    @base.operation("List a provider's inventories",
+                    responses={200: schemas.INVENTORIES})
     def on_get(self, req, resp, uuid):
         req.context.can(policies.LIST)
         provider, records = _read_all(req, uuid)
         _send_all(req, resp, {r['resource_class']: r for r in records},
                   provider['generation'], base.newest_change(records))
 
+    @base.operation('Create one inventory of a provider', body=schemas.POST,
+                    responses={201: schemas.INVENTORY})
     @base.require_json
     def on_post(self, req, resp, uuid):
         req.context.can(policies.CREATE)
         provider = _provider(req, uuid)
-        data = base.read_json(req, schemas.POST)
+        data = base.read_body(req)
         resource_class = data['resource_class']
         record = _with_defaults(data)
         validate_capacities(req, provider, {resource_class: record},
@@ -176,11 +174,14 @@ class Inventories(base.Resource):
         _send_one(req, resp, record, generation, tables.utcnow(),
                   status=falcon.HTTP_201)
 
+    @base.operation("Replace all of a provider's inventories",
+                    body=schemas.PUT_ALL,
+                    responses={200: schemas.INVENTORIES})
     @base.require_json
     def on_put(self, req, resp, uuid):
         req.context.can(policies.UPDATE)
         provider = _provider(req, uuid)
-        data = base.read_json(req, schemas.PUT_ALL)
+        data = base.read_body(req)
         _check_generation(provider, data)
         records = parse_records(data)
         validate_capacities(req, provider, records, 'update')
@@ -200,7 +201,8 @@ class Inventories(base.Resource):
         _warn_over_capacity(provider, over)
         _send_all(req, resp, records, generation, tables.utcnow())
 
-    @base.gated('1.5', status=405)
+    @base.operation("Delete all of a provider's inventories", since='1.5',
+                    outside=405, responses={204: None})
     def on_delete(self, req, resp, uuid):
         req.context.can(policies.DELETE)
         provider = _provider(req, uuid)
@@ -220,6 +222,8 @@ class Inventories(base.Resource):
 
 class Inventory(base.Resource):
 
+    @base.operation('Show one inventory of a provider',
+                    responses={200: schemas.INVENTORY})
     def on_get(self, req, resp, uuid, resource_class):
         req.context.can(policies.SHOW)
         provider, records = _read_all(req, uuid)
@@ -231,11 +235,13 @@ class Inventory(base.Resource):
         _send_one(req, resp, record, provider['generation'],
                   base.newest_change([record]))
 
+    @base.operation('Update one inventory of a provider',
+                    body=schemas.PUT_ONE, responses={200: schemas.INVENTORY})
     @base.require_json
     def on_put(self, req, resp, uuid, resource_class):
         req.context.can(policies.UPDATE)
         provider = _provider(req, uuid)
-        data = base.read_json(req, schemas.PUT_ONE)
+        data = base.read_body(req)
         _check_generation(provider, data)
         record = _with_defaults(data)
         validate_capacities(req, provider, {resource_class: record},
@@ -256,6 +262,8 @@ class Inventory(base.Resource):
             _warn_over_capacity(provider, [resource_class])
         _send_one(req, resp, record, generation, tables.utcnow())
 
+    @base.operation('Delete one inventory of a provider',
+                    responses={204: None})
     def on_delete(self, req, resp, uuid, resource_class):
         req.context.can(policies.DELETE)
         provider = _provider(req, uuid)

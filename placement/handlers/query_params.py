@@ -16,6 +16,7 @@ Values come out as plain Python data, ready for storage:
   the same any-of / all-of shape
 """
 
+import json
 import re
 import urllib.parse
 import uuid as uuidlib
@@ -23,6 +24,7 @@ import uuid as uuidlib
 import jsonschema
 
 from placement import errors
+from placement import input_checks
 from placement.schemas import validation
 
 _INVALID = 'Invalid query string parameters: %s'
@@ -70,6 +72,12 @@ class Query:
                     urllib.parse.unquote_to_bytes(value).decode('utf-8')))
         except UnicodeDecodeError as exc:
             raise errors.BadRequest(_INVALID % exc)
+        for name, value in pairs:
+            problem = (input_checks.unstorable(name)
+                       or input_checks.unstorable(value))
+            if problem:
+                raise errors.BadRequest(_INVALID % (
+                    'parameter %s: %s' % (json.dumps(name), problem)))
         return cls(pairs)
 
     def __contains__(self, name):

@@ -14,7 +14,6 @@ from placement.handlers import allocation
 from placement.handlers import base
 from placement.handlers import inventory
 from placement.policies import reshaper as policies
-from placement.schemas import allocation as allocation_schemas
 from placement.schemas import reshaper as schemas
 from placement.storage import allocations as allocation_storage
 from placement.storage import consumers
@@ -39,13 +38,14 @@ def _inventories(req, data):
 
 class Reshaper(base.Resource):
 
-    @base.gated('1.30')
+    @base.operation('Move inventories and allocations in one change',
+                    since='1.30', body=schemas.POST_BY_VERSION,
+                    responses={204: None})
     @base.require_json
     def on_post(self, req, resp):
         req.context.can(policies.RESHAPE)
         version = tuple(req.context.microversion)
-        data = base.read_json(req, allocation_schemas.for_version(
-            schemas.POST_BY_VERSION, version))
+        data = base.read_body(req)
         inventories = _inventories(req, data)
         writes = [allocation.consumer_write(req, consumer_uuid, body)
                   for consumer_uuid, body in data['allocations'].items()]

@@ -50,7 +50,8 @@ def _validate_url_name(name):
 
 class ResourceClasses(base.Resource):
 
-    @base.gated('1.2')
+    @base.operation('List resource classes', since='1.2',
+                    responses={200: schemas.RESOURCE_CLASSES})
     def on_get(self, req, resp):
         req.context.can(policies.LIST)
         resource_classes = req.context.db.read(storage.list_all)
@@ -59,11 +60,12 @@ class ResourceClasses(base.Resource):
         base.send_cache_headers(req, resp, base.newest_change(
             resource_classes, base.utcnow()))
 
-    @base.gated('1.2')
+    @base.operation('Create a custom resource class', since='1.2',
+                    body=schemas.NAME_BODY, responses={201: None})
     @base.require_json
     def on_post(self, req, resp):
         req.context.can(policies.CREATE)
-        name = base.read_json(req, schemas.NAME_BODY)['name']
+        name = base.read_body(req)['name']
         try:
             resource_class = req.context.db.write(storage.create, name)
         except storage_exc.Duplicate:
@@ -74,7 +76,8 @@ class ResourceClasses(base.Resource):
 
 class ResourceClass(base.Resource):
 
-    @base.gated('1.2')
+    @base.operation('Show a resource class', since='1.2',
+                    responses={200: schemas.RESOURCE_CLASS})
     def on_get(self, req, resp, name):
         req.context.can(policies.SHOW)
         resource_class = req.context.db.read(storage.get_by_name, name)
@@ -82,7 +85,11 @@ class ResourceClass(base.Resource):
         base.send_cache_headers(req, resp, base.newest_change(
             [resource_class], base.utcnow()))
 
-    @base.gated('1.2')
+    @base.operation('Rename a custom resource class (up to 1.6); make sure '
+                    'one exists (from 1.7)', since='1.2',
+                    body=(((1, 7), None), ((1, 2), schemas.NAME_BODY)),
+                    responses={200: schemas.RESOURCE_CLASS, 201: None,
+                               204: None})
     def on_put(self, req, resp, name):
         if microversion.is_at_least(req, '1.7'):
             self._ensure(req, resp, name)
@@ -92,7 +99,7 @@ class ResourceClass(base.Resource):
     @base.require_json
     def _rename(self, req, resp, name):
         req.context.can(policies.UPDATE)
-        new_name = base.read_json(req, schemas.NAME_BODY)['name']
+        new_name = base.read_body(req)['name']
         try:
             resource_class = req.context.db.write(
                 storage.rename, name, new_name)
@@ -111,7 +118,8 @@ class ResourceClass(base.Resource):
         _send_created(req, resp, resource_class,
                       falcon.HTTP_201 if created else falcon.HTTP_204)
 
-    @base.gated('1.2')
+    @base.operation('Delete a custom resource class', since='1.2',
+                    responses={204: None})
     def on_delete(self, req, resp, name):
         req.context.can(policies.DELETE)
         try:

@@ -45,8 +45,7 @@ def last_modified(provider):
 def _list_filters(req):
     """The filters of a list request, validated for its microversion."""
     version = tuple(req.context.microversion)
-    query = query_params.Query.from_request(req)
-    query_params.validate(query, schemas.list_query(version))
+    query = base.read_query(req)
     filters = storage.Filters(name=query.get('name'), uuid=query.get('uuid'),
                               in_tree=query.get('in_tree'))
     if 'member_of' in query:
@@ -62,6 +61,8 @@ def _list_filters(req):
 
 class ResourceProviders(base.Resource):
 
+    @base.operation('List resource providers', query=schemas.GET_BY_VERSION,
+                    responses={200: schemas.PROVIDERS})
     def on_get(self, req, resp):
         req.context.can(policies.LIST)
         filters = _list_filters(req)
@@ -79,12 +80,14 @@ class ResourceProviders(base.Resource):
         base.send_cache_headers(req, resp, base.newest_change(
             providers, base.utcnow()))
 
+    @base.operation('Create a resource provider',
+                    body=(((1, 14), schemas.POST_1_14),
+                          ((1, 0), schemas.POST_1_0)),
+                    responses={200: schemas.PROVIDER, 201: None})
     @base.require_json
     def on_post(self, req, resp):
         req.context.can(policies.CREATE)
-        schema = (schemas.POST_1_14 if microversion.is_at_least(req, '1.14')
-                  else schemas.POST_1_0)
-        data = base.read_json(req, schema)
+        data = base.read_body(req)
         provider = req.context.db.write(
             storage.create, data['name'], uuid=data.get('uuid'),
             parent_provider_uuid=data.get('parent_provider_uuid'))
@@ -99,21 +102,25 @@ class ResourceProviders(base.Resource):
 
 class ResourceProvider(base.Resource):
 
+    @base.operation('Show a resource provider',
+                    responses={200: schemas.PROVIDER})
     def on_get(self, req, resp, uuid):
         req.context.can(policies.SHOW)
         provider = req.context.db.read(providers_core.get_by_uuid, uuid)
         base.send_json(req, resp, serialize(req, provider))
         base.send_cache_headers(req, resp, last_modified(provider))
 
+    @base.operation('Update a resource provider',
+                    body=(((1, 14), schemas.PUT_1_14),
+                          ((1, 0), schemas.PUT_1_0)),
+                    responses={200: schemas.PROVIDER})
     @base.require_json
     def on_put(self, req, resp, uuid):
         req.context.can(policies.UPDATE)
         # Upstream answers 404 for an unknown provider before reading the
         # body, so a bad body to a missing provider is a 404 too.
         req.context.db.read(providers_core.get_by_uuid, uuid)
-        schema = (schemas.PUT_1_14 if microversion.is_at_least(req, '1.14')
-                  else schemas.PUT_1_0)
-        data = base.read_json(req, schema)
+        data = base.read_body(req)
         before, provider = req.context.db.write(
             storage.update, uuid, data['name'],
             parent_provider_uuid=data.get('parent_provider_uuid',
@@ -124,6 +131,7 @@ class ResourceProvider(base.Resource):
         # there was none): it answers from the object it read first.
         base.send_cache_headers(req, resp, before['updated_at'])
 
+    @base.operation('Delete a resource provider', responses={204: None})
     def on_delete(self, req, resp, uuid):
         req.context.can(policies.DELETE)
         req.context.db.write(storage.delete, uuid)

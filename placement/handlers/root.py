@@ -2,10 +2,13 @@
 
 from placement import microversion
 from placement.handlers import base
+from placement.schemas import root as schemas
 
 
 class Root(base.Resource):
 
+    @base.operation('Discover the API versions',
+                    responses={200: schemas.VERSIONS})
     def on_get(self, req, resp):
         base.send_json(req, resp, {'versions': [{
             'id': 'v%s' % microversion.MIN_VERSION_STRING,

@@ -5,7 +5,6 @@ import jsonschema
 
 from placement import errors
 from placement.handlers import base
-from placement.handlers import query_params
 from placement.policies import trait as policies
 from placement.schemas import trait as schemas
 from placement.schemas import validation
@@ -23,9 +22,7 @@ _BAD_NAME_FILTER = (
 
 def _list_filters(req):
     """storage.list_traits keyword arguments from the query string."""
-    query = query_params.Query.from_request(req)
-    query_params.validate(query, schemas.LIST_QUERY)
-    params = query.as_dict()
+    params = base.read_query(req).as_dict()
     filters = {}
     if 'name' in params:
         operator, sep, value = params['name'].partition(':')
@@ -57,7 +54,8 @@ def _send_traits(req, resp, traits, generation=None):
 
 class Traits(base.Resource):
 
-    @base.gated('1.6')
+    @base.operation('List traits', since='1.6', query=schemas.LIST_QUERY,
+                    responses={200: schemas.TRAITS})
     def on_get(self, req, resp):
         req.context.can(policies.TRAITS_LIST)
         filters = _list_filters(req)
@@ -67,7 +65,8 @@ class Traits(base.Resource):
 
 class Trait(base.Resource):
 
-    @base.gated('1.6')
+    @base.operation('Make sure a custom trait exists', since='1.6',
+                    responses={201: None, 204: None})
     def on_put(self, req, resp, name):
         req.context.can(policies.TRAITS_UPDATE)
         try:
@@ -79,14 +78,16 @@ class Trait(base.Resource):
         resp.location = base.absolute_url(req, 'traits', name)
         base.send_cache_headers(req, resp, trait['created_at'])
 
-    @base.gated('1.6')
+    @base.operation('Check that a trait exists', since='1.6',
+                    responses={204: None})
     def on_get(self, req, resp, name):
         req.context.can(policies.TRAITS_SHOW)
         trait = req.context.db.read(storage.get_by_name, name)
         resp.status = falcon.HTTP_204
         base.send_cache_headers(req, resp, trait['created_at'])
 
-    @base.gated('1.6')
+    @base.operation('Delete a custom trait', since='1.6',
+                    responses={204: None})
     def on_delete(self, req, resp, name):
         req.context.can(policies.TRAITS_DELETE)
         req.context.db.write(storage.delete, name)
@@ -95,7 +96,8 @@ class Trait(base.Resource):
 
 class ProviderTraits(base.Resource):
 
-    @base.gated('1.6')
+    @base.operation("List a provider's traits", since='1.6',
+                    responses={200: schemas.PROVIDER_TRAITS})
     def on_get(self, req, resp, uuid):
         req.context.can(policies.RP_TRAIT_LIST)
         try:
@@ -106,17 +108,20 @@ class ProviderTraits(base.Resource):
             raise errors.NotFound('%s: %s' % (exc.message, exc.message))
         _send_traits(req, resp, traits, provider['generation'])
 
-    @base.gated('1.6')
+    @base.operation("Replace a provider's traits", since='1.6',
+                    body=schemas.SET_PROVIDER_TRAITS,
+                    responses={200: schemas.PROVIDER_TRAITS})
     @base.require_json
     def on_put(self, req, resp, uuid):
         req.context.can(policies.RP_TRAIT_UPDATE)
-        data = base.read_json(req, schemas.SET_PROVIDER_TRAITS)
+        data = base.read_body(req)
         traits, generation = req.context.db.write(
             storage.set_provider_traits, uuid, data['traits'],
             data['resource_provider_generation'])
         _send_traits(req, resp, traits, generation)
 
-    @base.gated('1.6')
+    @base.operation("Remove all of a provider's traits", since='1.6',
+                    responses={204: None})
     def on_delete(self, req, resp, uuid):
         req.context.can(policies.RP_TRAIT_DELETE)
         req.context.db.write(storage.clear_provider_traits, uuid)

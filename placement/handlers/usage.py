@@ -26,6 +26,8 @@ def _provider_usages(conn, uuid):
 
 class ProviderUsages(base.Resource):
 
+    @base.operation("Show a provider's usages",
+                    responses={200: schemas.PROVIDER_USAGES})
     def on_get(self, req, resp, uuid):
         req.context.can(policies.PROVIDER_USAGES)
         try:
@@ -41,7 +43,10 @@ class ProviderUsages(base.Resource):
 
 class Usages(base.Resource):
 
-    @base.gated('1.9')
+    @base.operation("Show a project's (or user's) usages", since='1.9',
+                    query=(((1, 38), schemas.GET_1_38),
+                           ((1, 9), schemas.GET_1_9)),
+                    responses={200: schemas.USAGES})
     def on_get(self, req, resp):
         query = query_params.Query.from_request(req)
         project_id = query.get('project_id')
@@ -50,8 +55,7 @@ class Usages(base.Resource):
         req.context.can(policies.TOTAL_USAGES,
                         target={'project_id': project_id})
         by_type = tuple(req.context.microversion) >= CONSUMER_TYPE_VERSION
-        query_params.validate(
-            query, schemas.GET_1_38 if by_type else schemas.GET_1_9)
+        base.validate_query(req, query)
         user_id = query.get('user_id')
         if by_type:
             usages = req.context.db.read(

@@ -3,10 +3,13 @@
 Both end with the identity in the standard keystone headers
 (X_USER_ID, X_PROJECT_ID, X_ROLES, OpenStack-System-Scope); the context
 middleware turns those into credentials.  ``GET /`` (version discovery)
-never needs a token.
+and the OpenAPI document never need a token.
 """
 
+from placement import openapi
+
 ROOT_PATHS = ('', '/')
+PUBLIC_PATHS = ROOT_PATHS + (openapi.PATH,)
 
 
 class NoAuth:
@@ -18,7 +21,7 @@ class NoAuth:
     """
 
     def process_request(self, req, resp):
-        if req.path in ROOT_PATHS:
+        if req.path in PUBLIC_PATHS:
             return
         token = req.get_header('X-Auth-Token')
         if token is None:

@@ -20,5 +20,6 @@ class RequestContextMiddleware:
         ctx.enforcer = self.enforcer
         ctx.credentials = placement_context.credentials_from_environ(
             req.env, req.env.get(request_id.ENV_REQUEST_ID))
-        if ctx.credentials.user_id is None and req.path not in auth.ROOT_PATHS:
+        if (ctx.credentials.user_id is None
+                and req.path not in auth.PUBLIC_PATHS):
             raise errors.Unauthorized('The request carries no user identity.')

@@ -17,6 +17,6 @@ class KeystoneAuth(auth_token.AuthProtocol):
         super().__init__(application, {'oslo_config_config': conf})
 
     def __call__(self, environ, start_response):
-        if environ.get('PATH_INFO', '') in auth.ROOT_PATHS:
+        if environ.get('PATH_INFO', '') in auth.PUBLIC_PATHS:
             return self._unprotected(environ, start_response)
         return super().__call__(environ, start_response)

@@ -1,10 +1,15 @@
 """Falcon middleware for checks every route shares.
 
 A body needs a content type, and a GET can only ever be answered in JSON,
-so a client whose Accept excludes it learns that up front (406).
+so a client whose Accept excludes it learns that up front (406). A body
+declared larger than ``[oslo_middleware] max_request_body_size`` is
+refused (413) before any of it is read, and a path no backend could
+store (NUL, lone surrogates) is a 400 on every backend.
 """
 
 from placement import errors
+from placement import input_checks
+from placement.handlers import base
 from placement.middleware import auth
 
 JSON = 'application/json'
@@ -13,6 +18,9 @@ JSON = 'application/json'
 class RequestChecks:
 
     def process_request(self, req, resp):
+        problem = input_checks.unstorable(req.path)
+        if problem:
+            raise errors.BadRequest('The path is not accepted: %s' % problem)
         length = req.get_header('Content-Length')
         if length:
             try:
@@ -20,6 +28,9 @@ class RequestChecks:
             except ValueError:
                 raise errors.BadRequest(
                     'content-length header must be an integer')
+            limit = req.context.conf.oslo_middleware.max_request_body_size
+            if length > limit:
+                raise errors.PayloadTooLarge(base.body_too_large(limit))
             if length > 0 and not req.content_type:
                 raise errors.BadRequest(
                     'content-type header required when content-length > 0')

@@ -24,3 +24,14 @@ PUT_1_19 = {
     'required': ['aggregates', 'resource_provider_generation'],
     'additionalProperties': False,
 }
+
+# The answer, as published in the OpenAPI document (placement.openapi):
+# the generation comes with the list from 1.19.
+AGGREGATES = {
+    'type': 'object',
+    'properties': {
+        'aggregates': {'type': 'array', 'items': {'type': 'string'}},
+        'resource_provider_generation': {'type': 'integer'},
+    },
+    'required': ['aggregates'],
+}

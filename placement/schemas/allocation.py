@@ -151,9 +151,44 @@ POST_BY_VERSION = (((1, 38), POST_1_38), ((1, 34), POST_1_34),
                    ((1, 28), POST_1_28), ((1, 13), POST_1_13))
 
 
-def for_version(schemas, version):
-    """The schema of ``schemas`` (a *_BY_VERSION table) for ``version``."""
-    for first, schema in schemas:
-        if version >= first:
-            return schema
-    raise LookupError(version)
+# Answers, as published in the OpenAPI document (placement.openapi).
+_AMOUNTS = {'type': 'object', 'additionalProperties': {'type': 'integer'}}
+
+# GET /allocations/{consumer_uuid}: the dict form (1.12); owner from 1.12,
+# consumer generation from 1.28, consumer type from 1.38.
+CONSUMER_ALLOCATIONS = {
+    'type': 'object',
+    'properties': {
+        'allocations': {
+            'type': 'object',
+            'additionalProperties': {
+                'type': 'object',
+                'properties': {'generation': {'type': 'integer'},
+                               'resources': _AMOUNTS},
+                'required': ['resources'],
+            },
+        },
+        'project_id': {'type': 'string'},
+        'user_id': {'type': 'string'},
+        'consumer_generation': {'type': ['integer', 'null']},
+        'consumer_type': {'type': 'string'},
+    },
+    'required': ['allocations'],
+}
+
+# GET /resource_providers/{uuid}/allocations
+PROVIDER_ALLOCATIONS = {
+    'type': 'object',
+    'properties': {
+        'allocations': {
+            'type': 'object',
+            'additionalProperties': {
+                'type': 'object',
+                'properties': {'resources': _AMOUNTS},
+                'required': ['resources'],
+            },
+        },
+        'resource_provider_generation': {'type': 'integer'},
+    },
+    'required': ['allocations', 'resource_provider_generation'],
+}

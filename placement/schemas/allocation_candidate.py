@@ -60,13 +60,41 @@ GET_1_35['properties']['root_required'] = {'type': ['string']}
 GET_1_36 = copy.deepcopy(GET_1_35)
 GET_1_36['properties']['same_subtree'] = {'type': ['string']}
 
-_BY_VERSION = (((1, 36), GET_1_36), ((1, 35), GET_1_35), ((1, 33), GET_1_33),
-               ((1, 31), GET_1_31), ((1, 25), GET_1_25), ((1, 21), GET_1_21),
-               ((1, 17), GET_1_17), ((1, 16), GET_1_16), ((1, 10), GET_1_10))
+GET_BY_VERSION = (
+    ((1, 36), GET_1_36), ((1, 35), GET_1_35), ((1, 33), GET_1_33),
+    ((1, 31), GET_1_31), ((1, 25), GET_1_25), ((1, 21), GET_1_21),
+    ((1, 17), GET_1_17), ((1, 16), GET_1_16), ((1, 10), GET_1_10))
 
-
-def for_version(version):
-    for since, schema in _BY_VERSION:
-        if version >= since:
-            return schema
-    raise LookupError(version)
+# The answer, as published in the OpenAPI document (placement.openapi):
+# allocation requests are a list before 1.12 and keyed by provider after.
+CANDIDATES = {
+    'type': 'object',
+    'properties': {
+        'allocation_requests': {
+            'type': 'array',
+            'items': {
+                'type': 'object',
+                'properties': {
+                    'allocations': {'type': ['array', 'object']},
+                    'mappings': {'type': 'object'},
+                },
+                'required': ['allocations'],
+            },
+        },
+        'provider_summaries': {
+            'type': 'object',
+            'additionalProperties': {
+                'type': 'object',
+                'properties': {
+                    'resources': {'type': 'object'},
+                    'traits': {'type': 'array',
+                               'items': {'type': 'string'}},
+                    'parent_provider_uuid': {'type': ['string', 'null']},
+                    'root_provider_uuid': {'type': 'string'},
+                },
+                'required': ['resources'],
+            },
+        },
+    },
+    'required': ['allocation_requests', 'provider_summaries'],
+}

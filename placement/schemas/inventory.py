@@ -60,3 +60,27 @@ PUT_ALL = {
     'required': ['resource_provider_generation', 'inventories'],
     'additionalProperties': False,
 }
+
+# Answers, as published in the OpenAPI document (placement.openapi).
+_RECORD = {
+    'type': 'object',
+    'properties': dict(
+        {name: {'type': 'integer'} for name in (
+            'total', 'reserved', 'min_unit', 'max_unit', 'step_size')},
+        allocation_ratio={'type': 'number'}),
+    'required': ['total', 'reserved', 'min_unit', 'max_unit', 'step_size',
+                 'allocation_ratio'],
+}
+
+INVENTORY = copy.deepcopy(_RECORD)
+INVENTORY['properties']['resource_provider_generation'] = {'type': 'integer'}
+INVENTORY['required'].append('resource_provider_generation')
+
+INVENTORIES = {
+    'type': 'object',
+    'properties': {
+        'inventories': {'type': 'object', 'additionalProperties': _RECORD},
+        'resource_provider_generation': {'type': 'integer'},
+    },
+    'required': ['inventories', 'resource_provider_generation'],
+}

@@ -20,3 +20,20 @@ NAME_BODY = {
     'required': ['name'],
     'additionalProperties': False,
 }
+
+# Answers, as published in the OpenAPI document (placement.openapi).
+RESOURCE_CLASS = {
+    'type': 'object',
+    'properties': {
+        'name': {'type': 'string'},
+        'links': {'type': 'array', 'items': {'type': 'object'}},
+    },
+    'required': ['name', 'links'],
+}
+
+RESOURCE_CLASSES = {
+    'type': 'object',
+    'properties': {'resource_classes': {'type': 'array',
+                                        'items': RESOURCE_CLASS}},
+    'required': ['resource_classes'],
+}

@@ -50,10 +50,36 @@ GET_1_18 = copy.deepcopy(GET_1_14)
 GET_1_18['properties']['required'] = {'type': 'string'}
 
 
-def list_query(version):
-    """The query-string schema for ``version`` (a tuple)."""
-    for since, schema in (((1, 18), GET_1_18), ((1, 14), GET_1_14),
-                          ((1, 4), GET_1_4), ((1, 3), GET_1_3)):
-        if version >= since:
-            return schema
-    return GET_1_0
+GET_BY_VERSION = (((1, 18), GET_1_18), ((1, 14), GET_1_14),
+                  ((1, 4), GET_1_4), ((1, 3), GET_1_3), ((1, 0), GET_1_0))
+
+# Answers, as published in the OpenAPI document (placement.openapi).
+LINKS = {
+    'type': 'array',
+    'items': {
+        'type': 'object',
+        'properties': {'rel': {'type': 'string'},
+                       'href': {'type': 'string'}},
+        'required': ['rel', 'href'],
+    },
+}
+
+PROVIDER = {
+    'type': 'object',
+    'properties': {
+        'uuid': _UUID,
+        'name': {'type': 'string'},
+        'generation': {'type': 'integer'},
+        'links': LINKS,
+        'parent_provider_uuid': _NULLABLE_UUID,  # 1.14
+        'root_provider_uuid': _UUID,  # 1.14
+    },
+    'required': ['uuid', 'name', 'generation', 'links'],
+}
+
+PROVIDERS = {
+    'type': 'object',
+    'properties': {'resource_providers': {'type': 'array',
+                                          'items': PROVIDER}},
+    'required': ['resource_providers'],
+}

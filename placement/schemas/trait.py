@@ -27,3 +27,19 @@ LIST_QUERY = {
     },
     'additionalProperties': False,
 }
+
+# Answers, as published in the OpenAPI document (placement.openapi).
+TRAITS = {
+    'type': 'object',
+    'properties': {'traits': {'type': 'array', 'items': {'type': 'string'}}},
+    'required': ['traits'],
+}
+
+PROVIDER_TRAITS = {
+    'type': 'object',
+    'properties': {
+        'traits': {'type': 'array', 'items': {'type': 'string'}},
+        'resource_provider_generation': {'type': 'integer'},
+    },
+    'required': ['traits', 'resource_provider_generation'],
+}

@@ -24,3 +24,23 @@ GET_1_38['properties']['consumer_type'] = {
     'minLength': 1,
     'maxLength': 255,
 }
+
+# Answers, as published in the OpenAPI document (placement.openapi).
+_AMOUNTS = {'type': 'object', 'additionalProperties': {'type': 'integer'}}
+
+PROVIDER_USAGES = {
+    'type': 'object',
+    'properties': {'usages': _AMOUNTS,
+                   'resource_provider_generation': {'type': 'integer'}},
+    'required': ['usages', 'resource_provider_generation'],
+}
+
+# Amounts by class; from 1.38 amounts (and consumer_count) by consumer type.
+USAGES = {
+    'type': 'object',
+    'properties': {'usages': {
+        'type': 'object',
+        'additionalProperties': {'type': ['integer', 'object']},
+    }},
+    'required': ['usages'],
+}

@@ -19,11 +19,19 @@ from sqlalchemy import event
 from sqlalchemy import exc as sa_exc
 
 from placement import metrics
+from placement.storage import exceptions
 
 LOG = logging.getLogger(__name__)
 
-# PostgreSQL SQLSTATEs worth a fresh attempt, by cause.
-_PG_CAUSES = {'40001': 'serialization_failure', '40P01': 'deadlock'}
+# PostgreSQL SQLSTATEs worth a fresh attempt, by cause: the last three are
+# a server shutting down (fast or crashed) or not yet accepting connections.
+_PG_CAUSES = {'40001': 'serialization_failure', '40P01': 'deadlock',
+              '57P01': 'connection_lost', '57P02': 'connection_lost',
+              '57P03': 'cannot_connect'}
+# What libpq says when it cannot reach the server at all.
+_PG_CANNOT_CONNECT = ('connection refused', 'could not connect',
+                      'could not translate host name', 'timeout expired',
+                      'no route to host', 'the database system is')
 # MySQL/MariaDB error numbers worth one: deadlock (which is also how
 # Galera reports a write set that lost certification to another node's),
 # lock wait timeout, server gone away, connection lost (mid-query or while
@@ -31,7 +39,11 @@ _PG_CAUSES = {'40001': 'serialization_failure', '40P01': 'deadlock'}
 # the primary component.
 _MYSQL_CAUSES = {1213: 'deadlock', 1205: 'lock_wait_timeout',
                  2006: 'connection_lost', 2013: 'connection_lost',
-                 2003: 'connection_lost', 1047: 'galera_not_ready'}
+                 2003: 'cannot_connect', 1047: 'galera_not_ready'}
+# Causes that mean the database is out of reach rather than busy: once
+# the attempts are spent, the request is answered 503.
+_UNREACHABLE = frozenset(('connection_lost', 'cannot_connect',
+                          'galera_not_ready'))
 _ATTEMPTS = 5
 
 
@@ -68,6 +80,8 @@ def transient_cause(error):
     if ('server closed the connection' in message
             or 'connection already closed' in message):
         return 'connection_lost'
+    if any(text in message for text in _PG_CANNOT_CONNECT):
+        return 'cannot_connect'
     return None
 
 
@@ -147,7 +161,13 @@ def create_engine(url, *, pool_size=5, max_overflow=50, pool_timeout=30,
         engine = sa.create_engine(url, echo=echo)
         _configure_sqlite(engine, sqlite_synchronous)
         return engine
+    # A server that does not answer at all (a host gone, a partition) must
+    # not hold a request past the pool timeout over all its attempts,
+    # unless the URL says otherwise.
     options = {}
+    if 'connect_timeout' not in url.query:
+        options['connect_args'] = {
+            'connect_timeout': max(1, pool_timeout // _ATTEMPTS)}
     if url.get_backend_name() == 'mysql':
         # InnoDB's default, REPEATABLE READ, reads from a snapshot taken at
         # the transaction's first read: a row another writer committed
@@ -192,6 +212,9 @@ class Database:
         """Call ``fn(conn, *args, **kwargs)`` in one transaction.
 
         The transaction is retried from the start on transient errors.
+        A database still out of reach after the last attempt, or a pool
+        with no connection free within its timeout, is
+        ``exceptions.DatabaseUnavailable``.
         """
         for attempt in range(1, _ATTEMPTS + 1):
             try:
@@ -200,8 +223,15 @@ class Database:
                         conn = conn.execution_options(placement_write=True)
                     with conn.begin():
                         return fn(conn, *args, **kwargs)
+            except sa_exc.TimeoutError as error:
+                raise exceptions.DatabaseUnavailable(
+                    'No database connection became free in time.') from error
             except sa_exc.DBAPIError as error:
                 cause = transient_cause(error)
+                if attempt == _ATTEMPTS and cause in _UNREACHABLE:
+                    LOG.error('Database unreachable: %s', error.orig)
+                    raise exceptions.DatabaseUnavailable(
+                        'The database cannot be reached.') from error
                 if attempt == _ATTEMPTS or cause is None:
                     raise
                 metrics.count_retry(cause)

@@ -42,3 +42,7 @@ class InvalidInput(StorageError):
 
 class ReadOnly(StorageError):
     """The object may not be changed (standard classes and traits)."""
+
+
+class DatabaseUnavailable(StorageError):
+    """The database cannot be reached now (HTTP 503)."""

@@ -11,6 +11,8 @@ A record is a dict with ``total``, ``reserved``, ``min_unit``,
 ``max_unit``, ``step_size`` and ``allocation_ratio``.
 """
 
+import math
+
 import sqlalchemy as sa
 
 from placement import error_codes
@@ -46,9 +48,13 @@ class InventoryInUse(exceptions.Conflict):
 
 
 def capacity(record):
-    """What can be allocated: (total - reserved) scaled by the ratio."""
-    return int((record['total'] - record['reserved'])
-               * record['allocation_ratio'])
+    """What can be allocated: (total - reserved) scaled by the ratio.
+
+    A ratio near the float limit can scale past it: that capacity is
+    infinite (of either sign) rather than an integer."""
+    scaled = (record['total'] - record['reserved']) * record[
+        'allocation_ratio']
+    return scaled if math.isinf(scaled) else int(scaled)
 
 
 def list_for_provider(conn, provider_id):

@@ -28,7 +28,7 @@ class Probe(base.Resource):
     """GET reports who is asking (after checking ``?rule=``); PUT echoes
     a validated JSON body; both live only from microversion 1.5."""
 
-    @base.gated('1.5')
+    @base.operation('Who is asking', since='1.5')
     def on_get(self, req, resp):
         rule = req.get_param('rule')
         target = None
@@ -49,11 +49,11 @@ class Probe(base.Resource):
         })
 
     @base.require_json
-    @base.gated('1.5')
+    @base.operation('Echo a body', since='1.5', body=SCHEMA)
     def on_put(self, req, resp):
-        base.send_json(req, resp, base.read_json(req, SCHEMA))
+        base.send_json(req, resp, base.read_body(req))
 
-    @base.gated(max_version='1.9', status=405)
+    @base.operation('Nothing', until='1.9', outside=405)
     def on_delete(self, req, resp):
         resp.status = falcon.HTTP_204
 

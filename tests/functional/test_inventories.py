@@ -252,7 +252,7 @@ def test_post_non_finite_ratio_is_400(client):
         _url(rp), status=400, headers={'Content-Type': 'application/json'},
         params='{"resource_class": "VCPU", "total": 8, '
                '"allocation_ratio": NaN}')
-    assert 'allocation_ratio must be a finite number' in (
+    assert 'Malformed JSON: NaN is not a JSON number' in (
         _error(resp)['detail'])
 
 
