@@ -28,6 +28,19 @@ CLI_OPTS = [
                help='HOST:PORT to listen on.'),
     cfg.IntOpt('workers', default=1, min=1,
                help='Number of worker processes.'),
+    cfg.IntOpt('threads', default=8, min=1,
+               help='Requests each worker process serves at once.'),
+    cfg.IntOpt('client-timeout', default=30, min=1,
+               help='Seconds a client has to send a whole request once '
+                    'it has connected (or, kept alive, started the next '
+                    'one); a connection still incomplete then is answered '
+                    '408 and closed. No thread waits on a slow client.'),
+    cfg.IntOpt('max-request-line', default=16384, min=1024,
+               help='Longest request line accepted, in bytes (414 '
+                    'beyond).'),
+    cfg.IntOpt('max-header-size', default=65536, min=1024,
+               help='Largest header block accepted, in bytes (431 '
+                    'beyond).'),
 ]
 
 
@@ -40,7 +53,14 @@ class _Server(gunicorn_base.BaseApplication):
     def load_config(self):
         self.cfg.set('bind', [self.conf.bind])
         self.cfg.set('workers', self.conf.workers)
-        self.cfg.set('worker_class', 'sync')
+        self.cfg.set('worker_class', 'placement.cmd.worker.Worker')
+        self.cfg.set('threads', self.conf.threads)
+        # The worker enforces the size limits while a request arrives
+        # (--max-request-line, --max-header-size); gunicorn's own must not
+        # undercut them (its request line limit is at most 8190 bytes
+        # unless switched off).
+        self.cfg.set('limit_request_line', 0)
+        self.cfg.set('limit_request_field_size', self.conf.max_header_size)
         self.cfg.set('timeout', 120)
         self.cfg.set('graceful_timeout', 10)
         self.cfg.set('accesslog', None)

@@ -51,10 +51,10 @@ def request(port, method, path, body=None, version='1.39'):
 
 @contextlib.contextmanager
 def running(database_url, directory, workers=2, database_options='',
-            extra_config='', auth_strategy='noauth2'):
+            extra_config='', auth_strategy='noauth2', extra_args=()):
     """placement-api with ``workers`` workers on ``database_url``: its port.
     ``database_options``: more [placement_database] lines; ``extra_config``:
-    more sections."""
+    more sections; ``extra_args``: more command-line arguments."""
     config = directory / 'placement.conf'
     config.write_text(
         '[api]\nauth_strategy = %s\n'
@@ -67,7 +67,7 @@ def running(database_url, directory, workers=2, database_options='',
         process = subprocess.Popen(
             [os.path.join(os.path.dirname(sys.executable), 'placement-api'),
              '--config-file', str(config), '--bind', '127.0.0.1:%d' % port,
-             '--workers', str(workers)],
+             '--workers', str(workers)] + list(extra_args),
             cwd=directory, stdout=log, stderr=subprocess.STDOUT,
             start_new_session=True)
         try:

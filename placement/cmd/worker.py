@@ -1,0 +1,249 @@
+"""The gunicorn worker placement-api runs.
+
+gunicorn's threaded worker, with two changes:
+
+- **A thread only for a complete request.** gunicorn hands a new (or
+  newly readable kept-alive) connection to a thread at once, and the
+  thread then blocks reading it: a few clients that send half a request
+  and stall take every thread, and everyone else waits. Here the worker's
+  own event loop reads each request without blocking until it is whole
+  (request line, headers and a body of the declared length, or the last
+  chunk of a chunked one), and only then gives it to a thread, which finds
+  it all in memory. A stalled client costs an idle socket; one that has
+  not completed its request within ``--client-timeout`` seconds is
+  answered 408 and closed. Limits are enforced while reading, before any
+  thread is involved: the request line (414), the header block (431) and
+  a declared body size (413, ``[oslo_middleware] max_request_body_size``).
+- **OpenStack errors.** What gunicorn itself refuses (malformed HTTP, too
+  many headers) is answered with the JSON error document every other
+  answer uses, not gunicorn's HTML page.
+"""
+
+import collections
+import functools
+import http
+import json
+import re
+import selectors
+import time
+import uuid
+
+from gunicorn import http as gunicorn_http
+from gunicorn.http import errors as http_errors
+from gunicorn import util
+from gunicorn.workers import gthread
+
+_RECV_SIZE = 65536
+_CONTENT_LENGTH = re.compile(rb'\r\ncontent-length[ \t]*:[ \t]*(\d+)', re.I)
+_CHUNKED = re.compile(rb'\r\ntransfer-encoding[ \t]*:[^\r]*chunked', re.I)
+_EXPECT_CONTINUE = re.compile(rb'\r\nexpect[ \t]*:[ \t]*100-continue', re.I)
+_LAST_CHUNK = b'0\r\n\r\n'
+
+# gunicorn's refusals, by status; any other ParseException is a 400.
+_STATUS = (
+    (http_errors.LimitRequestLine, 414),
+    (http_errors.LimitRequestHeaders, 431),
+    (http_errors.ExpectationFailed, 417),
+    (http_errors.UnsupportedTransferCoding, 501),
+    (http_errors.ForbiddenProxyRequest, 403),
+)
+
+
+def _status_of(exc):
+    if isinstance(exc, (http_errors.InvalidResponseHeader,
+                        http_errors.InvalidResponseHeaderName,
+                        http_errors.ConfigurationProblem)):
+        return 500
+    for kind, status in _STATUS:
+        if isinstance(exc, kind):
+            return status
+    return 400 if isinstance(exc, http_errors.ParseException) else 500
+
+
+def error_response(status, detail):
+    """A complete HTTP/1.1 answer carrying the OpenStack error document;
+    the connection is closed after it."""
+    title = http.HTTPStatus(status).phrase
+    request_id = 'req-%s' % uuid.uuid4()
+    body = json.dumps({'errors': [{
+        'status': status, 'title': title, 'detail': detail,
+        'request_id': request_id}]}).encode()
+    head = ('HTTP/1.1 %d %s\r\nConnection: close\r\n'
+            'Content-Type: application/json\r\nContent-Length: %d\r\n'
+            'x-openstack-request-id: %s\r\n\r\n'
+            % (status, title, len(body), request_id))
+    return head.encode('latin-1') + body
+
+
+class Limits:
+    """What a request may be, and how long its client has to send it."""
+
+    def __init__(self, request_line, header_block, body, client_timeout):
+        self.request_line = request_line
+        self.header_block = header_block
+        self.body = body
+        self.client_timeout = client_timeout
+
+    @classmethod
+    def from_conf(cls, conf):
+        return cls(conf.max_request_line, conf.max_header_size,
+                   conf.oslo_middleware.max_request_body_size,
+                   conf.client_timeout)
+
+    def problem(self, data):
+        """(status, detail) if ``data`` (a request so far) breaks a limit,
+        ``None`` while it may yet become a valid request."""
+        line_end = data.find(b'\r\n')
+        line_length = line_end if line_end >= 0 else len(data)
+        if line_length > self.request_line:
+            return 414, ('The request line is longer than %d bytes.'
+                         % self.request_line)
+        head_end = data.find(b'\r\n\r\n')
+        head_length = (head_end if head_end >= 0 else len(data)) - line_length
+        if head_length > self.header_block:
+            return 431, ('The request headers are longer than %d bytes.'
+                         % self.header_block)
+        if head_end >= 0:
+            length = _CONTENT_LENGTH.search(data, 0, head_end + 2)
+            received = len(data) - head_end - 4
+            if (length and int(length.group(1)) > self.body
+                    or received > self.body):
+                return 413, ('Request body is larger than the limit of %d '
+                             'bytes.' % self.body)
+        return None
+
+    @staticmethod
+    def awaits_continue(data):
+        """Whether the client waits for "100 Continue" to send its body."""
+        head_end = data.find(b'\r\n\r\n')
+        return head_end >= 0 and bool(
+            _EXPECT_CONTINUE.search(data, 0, head_end + 2))
+
+    @staticmethod
+    def complete(data):
+        """Whether ``data`` holds a whole request (and maybe more)."""
+        head_end = data.find(b'\r\n\r\n')
+        if head_end < 0:
+            return False
+        if _CHUNKED.search(data, 0, head_end + 2):
+            return data.endswith(_LAST_CHUNK)
+        length = _CONTENT_LENGTH.search(data, 0, head_end + 2)
+        body_length = int(length.group(1)) if length else 0
+        return len(data) >= head_end + 4 + body_length
+
+
+class Worker(gthread.ThreadWorker):
+
+    def init_process(self):
+        self.limits = Limits.from_conf(self.app.conf)
+        # Connections whose request is still arriving, oldest first.
+        self.arriving = collections.deque()
+        super().init_process()
+
+    def enqueue_req(self, conn):
+        """Every way in (accept, a kept-alive connection turning readable,
+        bytes left over after a response) leads here: a connection goes
+        to a thread only with a whole request read."""
+        if getattr(conn, 'request_read', False):
+            conn.request_read = False
+            super().enqueue_req(conn)
+            return
+        conn.received = (conn.parser.unreader.take_buffered()
+                         if conn.parser is not None else b'')
+        conn.continued = False
+        conn.sock.setblocking(False)
+        conn.read_deadline = time.monotonic() + self.limits.client_timeout
+        if not self._settle(conn):
+            self.arriving.append(conn)
+            self.poller.register(conn.sock, selectors.EVENT_READ,
+                                 functools.partial(self._on_readable, conn))
+
+    def _on_readable(self, conn, _sock):
+        try:
+            data = conn.sock.recv(_RECV_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b''
+        if not data:  # the client went away
+            self._stop_reading(conn)
+            self._close(conn)
+            return
+        conn.received += data
+        self._settle(conn)
+
+    def _settle(self, conn):
+        """Refuse or dispatch the request if that can be decided yet."""
+        problem = self.limits.problem(conn.received)
+        if problem:
+            self._stop_reading(conn)
+            self._refuse(conn, *problem)
+            return True
+        if not self.limits.complete(conn.received):
+            if not conn.continued and self.limits.awaits_continue(
+                    conn.received):
+                # gunicorn would say it once the body is wanted; the body
+                # is wanted now.
+                conn.continued = True
+                try:
+                    conn.sock.send(b'HTTP/1.1 100 Continue\r\n\r\n')
+                except OSError:
+                    pass
+            return False
+        self._stop_reading(conn)
+        if conn.parser is None:
+            conn.parser = gunicorn_http.get_parser(
+                self.cfg, conn.sock, conn.client)
+        conn.parser.unreader.unread(conn.received)
+        conn.received = b''
+        conn.data_ready = True
+        conn.request_read = True
+        self.enqueue_req(conn)
+        return True
+
+    def _stop_reading(self, conn):
+        try:
+            self.poller.unregister(conn.sock)
+        except (KeyError, ValueError, OSError):
+            pass
+        try:
+            self.arriving.remove(conn)
+        except ValueError:
+            pass
+
+    def _refuse(self, conn, status, detail):
+        self.log.warning('Refused a request from %s: %s', conn.client[0],
+                         detail)
+        try:
+            conn.sock.send(error_response(status, detail))
+        except OSError:
+            pass
+        self._close(conn)
+
+    def _close(self, conn):
+        self.nr_conns -= 1
+        conn.close()
+
+    def murder_pending(self):
+        """Also answer 408 to, and close, requests not complete in time."""
+        super().murder_pending()
+        now = time.monotonic()
+        while self.arriving and self.arriving[0].read_deadline <= now:
+            conn = self.arriving[0]
+            self._stop_reading(conn)
+            self._refuse(conn, 408, 'The request was not complete within '
+                         '%d seconds.' % self.limits.client_timeout)
+
+    def handle_error(self, req, client, addr, exc):
+        status = _status_of(exc)
+        if status == 500:
+            self.log.exception('Error handling request')
+            detail = 'The server could not handle the request.'
+        else:
+            self.log.warning('Invalid request from %s: %s',
+                             (addr or ('',))[0], exc)
+            detail = '%s: %s' % (type(exc).__name__, exc)
+        try:
+            util.write_nonblock(client, error_response(status, detail))
+        except Exception:
+            self.log.debug('Failed to send the error answer.')

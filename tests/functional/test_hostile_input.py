@@ -1,0 +1,196 @@
+"""Hostile input gets a 400/413/414/431 in the OpenStack error format on
+every backend, never a 500, and leaves the database as it was."""
+
+import http.client
+import json
+import uuid as uuidlib
+
+import pytest
+
+from placement import conf as placement_conf
+from tests.functional.server import running
+
+JSON = {'Content-Type': 'application/json'}
+
+
+def _detail(resp):
+    errors = resp.json['errors']
+    assert errors[0]['status'] == resp.status_int
+    return errors[0]['detail']
+
+
+def _post_raw(client, url, raw, status=400, headers=None):
+    return client.app.post(url, raw, headers=dict(
+        client._headers(None, headers), **JSON), status=status)
+
+
+def _no_providers(client):
+    assert client.get('/resource_providers').json[
+        'resource_providers'] == []
+
+
+@pytest.mark.parametrize('raw', [
+    b'[' * 20000 + b']' * 20000,
+    b'{"a":' * 5000 + b'1' + b'}' * 5000,
+    b'{"name": ' + b'[' * 40 + b']' * 40 + b'}',
+], ids=['arrays-20000', 'objects-5000', 'arrays-40'])
+def test_deep_nesting_is_a_400(client, raw):
+    resp = _post_raw(client, '/resource_providers', raw)
+    assert 'nested more than 32 levels deep' in _detail(resp)
+    _no_providers(client)
+
+
+@pytest.mark.parametrize('name, problem', [
+    ('\ud800x', 'lone UTF-16 surrogate (U+D800)'),
+    ('x\udfff', 'lone UTF-16 surrogate (U+DFFF)'),
+    ('a\x00b', 'NUL character'),
+])
+def test_unstorable_strings_in_bodies_are_a_400(client, name, problem):
+    # json.dumps escapes both, as a client's encoder would.
+    raw = json.dumps({'name': name}).encode()
+    resp = _post_raw(client, '/resource_providers', raw)
+    assert problem in _detail(resp)
+    _no_providers(client)
+    raw = json.dumps({name: 1}).encode()
+    assert problem in _detail(_post_raw(client, '/resource_providers', raw))
+
+
+@pytest.mark.parametrize('number', [b'NaN', b'Infinity', b'-Infinity',
+                                    b'1e400', b'9' * 5000])
+def test_numbers_no_column_holds_are_a_400(client, number):
+    provider = client.post('/resource_providers', json={'name': 'rp'}).json
+    url = '/resource_providers/%s/inventories' % provider['uuid']
+    raw = (b'{"resource_class": "VCPU", "total": 8, "allocation_ratio": %s}'
+           % number)
+    resp = _post_raw(client, url, raw)
+    assert 'Malformed JSON: ' in _detail(resp)
+    assert client.get(url).json['inventories'] == {}
+
+
+def test_a_ratio_scaling_capacity_past_the_float_limit_is_a_400(client):
+    provider = client.post('/resource_providers', json={'name': 'rp'}).json
+    url = '/resource_providers/%s/inventories' % provider['uuid']
+    resp = client.post(url, json={'resource_class': 'VCPU', 'total': 35102,
+                                  'allocation_ratio': -1.8e307}, status=400)
+    assert 'The reserved value is greater than' in _detail(resp)
+    assert client.get(url).json['inventories'] == {}
+
+
+def test_a_body_that_is_not_utf8_is_a_400(client):
+    resp = _post_raw(client, '/resource_providers', b'{"name": "\xff\xfe"}')
+    assert 'Malformed JSON: ' in _detail(resp)
+    _no_providers(client)
+
+
+@pytest.mark.parametrize('query', [
+    '?name=a%00b', '?uuid=%00', '?member_of=%00', '?na%00me=x',
+    '?in_tree=%ED%A0%80',
+])
+def test_unstorable_query_strings_are_a_400(client, query):
+    client.post('/resource_providers', json={'name': 'ab'})
+    resp = client.get('/resource_providers' + query, status=400)
+    assert 'Invalid query string parameters' in _detail(resp)
+
+
+@pytest.mark.parametrize('method, url', [
+    ('GET', '/resource_providers/a%00b'),
+    ('PUT', '/traits/CUSTOM_A%00B'),
+    ('PUT', '/resource_classes/CUSTOM_A%00B'),
+    ('DELETE', '/allocations/%00'),
+    ('GET', '/resource_providers/%ED%A0%80'),
+])
+def test_unstorable_paths_are_a_400_or_404(client, method, url):
+    resp = client.request(method, url, status='*')
+    assert resp.status_int in (400, 404), resp
+    _detail(resp)
+    assert client.get('/traits?name=startswith:CUSTOM_').json[
+        'traits'] == []
+    names = [rc['name'] for rc in client.get(
+        '/resource_classes').json['resource_classes']]
+    assert not [name for name in names if name.startswith('CUSTOM_')]
+
+
+def test_a_body_over_the_limit_is_a_413_before_it_is_read(conf, client):
+    conf.set_override('max_request_body_size', 1000, group='oslo_middleware')
+    body = json.dumps({'name': 'x' * 1200}).encode()
+    resp = _post_raw(client, '/resource_providers', body, status=413)
+    assert ('Request body is larger than the limit of 1000 bytes.'
+            in _detail(resp))
+    # Without a declared length (chunked), reading stops at the limit.
+    resp = client.app.request(
+        '/resource_providers', method='POST', body=body, status=413,
+        headers=dict(client._headers(None, None), **JSON))
+    _no_providers(client)
+
+
+def test_default_limit_holds_a_reshape_of_a_1000_provider_tree():
+    """Three inventories per provider and four consumers per provider,
+    each holding two classes: about half the default."""
+    providers = [str(uuidlib.uuid4()) for _ in range(1000)]
+    record = {'total': 64, 'reserved': 0, 'min_unit': 1, 'max_unit': 64,
+              'step_size': 1, 'allocation_ratio': 16.0}
+    body = {
+        'inventories': {uuid: {
+            'resource_provider_generation': 12,
+            'inventories': {rc: record for rc in (
+                'VCPU', 'MEMORY_MB', 'CUSTOM_NUMA_MEMORY')}}
+            for uuid in providers},
+        'allocations': {str(uuidlib.uuid4()): {
+            'allocations': {uuid: {'resources': {'VCPU': 2,
+                                                 'MEMORY_MB': 2048}}},
+            'project_id': str(uuidlib.uuid4()),
+            'user_id': str(uuidlib.uuid4()),
+            'consumer_generation': 3, 'consumer_type': 'INSTANCE'}
+            for uuid in providers for _ in range(4)},
+    }
+    size = len(json.dumps(body))
+    assert size < placement_conf.MAX_REQUEST_BODY_SIZE * 0.75, size
+
+
+def _raw_request(port, path, headers=None):
+    conn = http.client.HTTPConnection('127.0.0.1', port, timeout=30)
+    try:
+        conn.request('GET', path, headers=dict(
+            {'X-Auth-Token': 'admin', 'Accept': 'application/json',
+             'OpenStack-API-Version': 'placement 1.39'},
+            **(headers or {})))
+        response = conn.getresponse()
+        return response.status, response.getheader('Content-Type'), \
+            json.loads(response.read())
+    finally:
+        conn.close()
+
+
+def _member_of_path(count):
+    members = ','.join(str(uuidlib.uuid4()) for _ in range(count))
+    return '/resource_providers?member_of=in:' + members
+
+
+@pytest.mark.backends('sqlite', 'postgresql')
+def test_request_line_and_header_limits(database_url, tmp_path):
+    """A nova-sized query (200 aggregates, ~7.5 KB) and twice that are
+    answered; beyond 16 KiB the line is a 414 and beyond 64 KiB of
+    headers a 431, as JSON errors."""
+    with running(database_url, tmp_path) as port:
+        for count in (200, 400):
+            status, _, body = _raw_request(port, _member_of_path(count))
+            assert (status, body) == (200, {'resource_providers': []}), body
+        status, ctype, body = _raw_request(port, _member_of_path(460))
+        assert (status, ctype) == (414, 'application/json')
+        assert body['errors'][0]['status'] == 414
+        status, _, _ = _raw_request(port, '/', {'X-Big': 'y' * 9000})
+        assert status == 200
+        status, ctype, body = _raw_request(port, '/', {'X-Big': 'y' * 66000})
+        assert (status, ctype) == (431, 'application/json')
+        assert body['errors'][0]['status'] == 431
+
+
+@pytest.mark.backends('sqlite')
+def test_request_limits_are_configurable(database_url, tmp_path):
+    with running(database_url, tmp_path, extra_args=[
+            '--max-request-line', '4096',
+            '--max-header-size', '4096']) as port:
+        status, _, _ = _raw_request(port, _member_of_path(200))
+        assert status == 414
+        status, _, _ = _raw_request(port, '/', {'X-Big': 'y' * 5000})
+        assert status == 431
