@@ -144,7 +144,13 @@ def _operation(template, method, spec):
     body = spec.body_schema(newest)
     if body is not None:
         operation['requestBody'] = {'required': True, 'content': {
-            'application/json': {'schema': copy.deepcopy(body)}}}
+            media_type: {'schema': copy.deepcopy(body)}
+            for media_type in spec.media_types}}
+    if spec.extension:
+        operation['x-openstack-extension'] = True
+        operation['description'] = (
+            'An extension of this service: upstream Placement has no such '
+            'operation, and the microversions advertised are upstream\'s.')
     variants = _variants(spec)
     if variants:
         operation['x-openstack-schemas-by-microversion'] = variants

@@ -1,7 +1,8 @@
 """Handlers for allocations.
 
 /allocations                               POST (1.13)
-/allocations/{consumer_uuid}               GET PUT DELETE
+/allocations/{consumer_uuid}               GET PUT DELETE, PATCH (1.28,
+                                           an extension: JSON merge patch)
 /resource_providers/{uuid}/allocations     GET
 
 Every write goes through ``storage.allocations.replace``: all consumers of
@@ -10,6 +11,7 @@ it loses a provider generation race.  The error messages keep upstream's
 wording, which clients and upstream's tests match on.
 """
 
+import contextlib
 import uuid as uuidlib
 
 import falcon
@@ -25,6 +27,7 @@ from placement.storage import exceptions as storage_exc
 from placement.storage import inventories
 from placement.storage import providers_core
 
+MERGE_PATCH = 'application/merge-patch+json'
 GENERATION_VERSION = (1, 28)
 CONSUMER_TYPE_VERSION = (1, 38)
 
@@ -116,11 +119,18 @@ def write(req, writes, class_not_found):
     which upstream words differently for PUT and POST.
     """
     check_generation = _version(req) >= GENERATION_VERSION
-    try:
+    with _write_failures(class_not_found):
         storage.retrying(
             req.context.db,
             req.context.conf.placement.allocation_conflict_retry_count,
             storage.replace, writes, check_generation)
+
+
+@contextlib.contextmanager
+def _write_failures(class_not_found):
+    """Allocation write failures as their HTTP errors."""
+    try:
+        yield
     except inventories.ResourceClassNotFound as exc:
         raise errors.BadRequest(class_not_found % exc.message)
     except storage.CannotAllocate as exc:
@@ -168,6 +178,32 @@ class ConsumerAllocations(base.Resource):
               'Unable to allocate inventory for consumer %s: %%s'
               % consumer_uuid)
         resp.status = falcon.HTTP_204
+
+    @base.operation(
+        "Change some of a consumer's allocations: a JSON merge patch of the "
+        "dict form", since='1.28', outside=405, body=schemas.PATCH_BY_VERSION,
+        responses={200: schemas.CONSUMER_ALLOCATIONS},
+        media_types=(MERGE_PATCH, base.JSON), extension=True)
+    @base.require_media(MERGE_PATCH, base.JSON)
+    def on_patch(self, req, resp, consumer_uuid):
+        """Add or change amounts per provider and class, ``null`` to
+        remove one; checked as a PUT of the result would be."""
+        req.context.can(policies.ALLOC_UPDATE)
+        consumer_uuid = _canonical_consumer_uuid(consumer_uuid)
+        data = base.read_body(req)
+        with _write_failures('Unable to allocate inventory for consumer %s: '
+                             '%%s' % consumer_uuid):
+            try:
+                consumer, allocations = storage.retrying(
+                    req.context.db,
+                    req.context.conf.placement.allocation_conflict_retry_count,
+                    storage.patch, consumer_uuid, data['allocations'],
+                    data['consumer_generation'], data.get('project_id'),
+                    data.get('user_id'), data.get('consumer_type'))
+            except storage.MissingOwner as exc:
+                raise errors.BadRequest(exc.message)
+        base.send_json(req, resp, _serialize_for_consumer(
+            req, consumer, allocations))
 
     @base.operation("Delete a consumer's allocations", responses={204: None})
     def on_delete(self, req, resp, consumer_uuid):

@@ -45,10 +45,13 @@ class Operation:
     ``((since), schema)`` pairs newest first (a ``None`` schema: nothing
     accepted from then on), or a function of the version.  ``responses``
     maps each success status to the schema of its body (``None``: none).
+    ``media_types`` are the body's; ``extension`` marks an operation
+    upstream Placement does not have.
     """
 
     def __init__(self, summary, since=None, until=None, outside=404,
-                 body=None, query=None, responses=None):
+                 body=None, query=None, responses=None, media_types=(JSON,),
+                 extension=False):
         self.summary = summary
         self.versions = (
             microversion.as_tuple(since) or microversion.MIN_VERSION,
@@ -57,6 +60,8 @@ class Operation:
         self.body_schema = _by_version(body)
         self.query_schema = _by_version(query)
         self.responses = responses or {}
+        self.media_types = media_types
+        self.extension = extension
 
     def serves(self, version):
         return self.versions[0] <= tuple(version) <= self.versions[1]
@@ -95,17 +100,22 @@ def operation(summary, **contract):
     return decorator
 
 
-def require_json(responder):
-    """415 unless the request body is declared as JSON."""
-    @functools.wraps(responder)
-    def wrapper(resource, req, resp, *args, **kwargs):
-        content_type = (req.content_type or '').split(';')[0].strip()
-        if content_type != JSON:
-            raise errors.UnsupportedMediaType(
-                'The media type %s is not supported, use %s'
-                % (content_type or None, JSON))
-        return responder(resource, req, resp, *args, **kwargs)
-    return wrapper
+def require_media(*media_types):
+    """415 unless the request body is declared as one of ``media_types``."""
+    def decorator(responder):
+        @functools.wraps(responder)
+        def wrapper(resource, req, resp, *args, **kwargs):
+            content_type = (req.content_type or '').split(';')[0].strip()
+            if content_type not in media_types:
+                raise errors.UnsupportedMediaType(
+                    'The media type %s is not supported, use %s'
+                    % (content_type or None, ' or '.join(media_types)))
+            return responder(resource, req, resp, *args, **kwargs)
+        return wrapper
+    return decorator
+
+
+require_json = require_media(JSON)
 
 
 _FORMAT_CHECKER = jsonschema.FormatChecker()

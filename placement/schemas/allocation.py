@@ -151,6 +151,47 @@ POST_BY_VERSION = (((1, 38), POST_1_38), ((1, 34), POST_1_34),
                    ((1, 28), POST_1_28), ((1, 13), POST_1_13))
 
 
+# PATCH /allocations/{consumer_uuid} (an extension, from 1.28): a JSON
+# merge patch (RFC 7396) of the dict form. ``null`` removes a provider or
+# a class; the consumer generation is required, the owner only for a
+# consumer that holds nothing yet.
+_NULLABLE_AMOUNT = {'anyOf': [
+    {'type': 'null'},
+    {'type': 'integer', 'minimum': 1, 'maximum': inventory.MAX_INT}]}
+PATCH_1_28 = {
+    'type': 'object',
+    'properties': {
+        'allocations': {
+            'type': 'object',
+            'patternProperties': {
+                UUID_PATTERN: {'anyOf': [{'type': 'null'}, {
+                    'type': 'object',
+                    'properties': {
+                        'generation': {'type': 'integer'},
+                        'resources': {
+                            'type': 'object',
+                            'patternProperties': {
+                                RESOURCE_CLASS_PATTERN: _NULLABLE_AMOUNT},
+                            'additionalProperties': False,
+                        },
+                    },
+                    'additionalProperties': False,
+                }]},
+            },
+            'additionalProperties': False,
+        },
+        'consumer_generation': _GENERATION,
+        'project_id': _EXTERNAL_ID,
+        'user_id': _EXTERNAL_ID,
+    },
+    'required': ['allocations', 'consumer_generation'],
+    'additionalProperties': False,
+}
+PATCH_1_38 = copy.deepcopy(PATCH_1_28)
+PATCH_1_38['properties']['consumer_type'] = PUT_1_38['properties'][
+    'consumer_type']
+PATCH_BY_VERSION = (((1, 38), PATCH_1_38), ((1, 28), PATCH_1_28))
+
 # Answers, as published in the OpenAPI document (placement.openapi).
 _AMOUNTS = {'type': 'object', 'additionalProperties': {'type': 'integer'}}
 

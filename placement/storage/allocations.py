@@ -365,6 +365,58 @@ def replace(conn, writes, check_generation=False):
     apply(conn, writes, prepare(conn, writes, check_generation))
 
 
+class MissingOwner(exceptions.InvalidInput):
+    """A consumer with nothing allocated yet needs a project and user."""
+
+
+def merge(current, changes):
+    """``current`` ({provider: {class: amount}}) with ``changes`` merged
+    in as a JSON merge patch of the dict form (RFC 7396): ``None`` for a
+    provider or a class removes it; a provider left with nothing goes."""
+    merged = {provider: dict(amounts) for provider, amounts in
+              current.items()}
+    for provider, change in changes.items():
+        if change is None:
+            merged.pop(provider, None)
+            continue
+        amounts = merged.setdefault(provider, {})
+        for resource_class, amount in change.get('resources', {}).items():
+            if amount is None:
+                amounts.pop(resource_class, None)
+            else:
+                amounts[resource_class] = amount
+        if not amounts:
+            del merged[provider]
+    return merged
+
+
+def patch(conn, consumer_uuid, changes, generation, project_id=None,
+          user_id=None, consumer_type=None):
+    """Merge ``changes`` into the consumer's allocations and write the
+    result as ``replace`` does (generation checked), in ``conn``'s
+    transaction: the read and the write see the same state, and a
+    concurrent writer of the same consumer makes this one lose the
+    generation race. Returns the consumer and allocations written, as
+    ``for_consumer`` does."""
+    consumer, rows = for_consumer(conn, consumer_uuid)
+    current = {}
+    for row in rows:
+        current.setdefault(row['resource_provider_uuid'], {})[
+            row['resource_class']] = row['used']
+    if consumer is not None:
+        project_id = project_id or consumer['project_id']
+        user_id = user_id or consumer['user_id']
+    if project_id is None or user_id is None:
+        raise MissingOwner(
+            'project_id and user_id are required for consumer %s, which '
+            'holds no allocations' % consumer_uuid)
+    replace(conn, [ConsumerWrite(
+        uuid=consumer_uuid, project_id=project_id, user_id=user_id,
+        allocations=merge(current, changes), generation=generation,
+        consumer_type=consumer_type)], check_generation=True)
+    return for_consumer(conn, consumer_uuid)
+
+
 def retrying(db, retries, fn, *args):
     """``fn(conn, *args)`` in a write transaction of ``db``, tried again
     from the start (re-reading everything) each time it loses a

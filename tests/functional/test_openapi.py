@@ -51,6 +51,18 @@ def test_every_route_and_method_is_described(document):
         assert described == {m.lower() for m in resource.allowed_methods()}
 
 
+def test_extensions_are_marked(document):
+    patch = document['paths']['/allocations/{consumer_uuid}']['patch']
+    assert patch['x-openstack-extension'] is True
+    assert patch['x-openstack-microversions']['min_version'] == '1.28'
+    assert set(patch['requestBody']['content']) == {
+        'application/merge-patch+json', 'application/json'}
+    others = [operation for item in document['paths'].values()
+              for name, operation in item.items()
+              if name != 'parameters' and operation is not patch]
+    assert not [o for o in others if 'x-openstack-extension' in o]
+
+
 def test_microversion_ranges_and_variants(document):
     paths = document['paths']
     assert paths['/reshaper']['post']['x-openstack-microversions'] == {
@@ -93,8 +105,13 @@ class CheckedClient:
         raise AssertionError('%s is not in the document' % path)
 
     def __call__(self, method, path, json=None):
-        resp = self.client.request(method, path, json=json,
-                                   version=self.version, status='*')
+        if method == 'PATCH':
+            resp = self.client.app.patch_json(
+                path, json, status='*',
+                headers=self.client._headers(self.version, None))
+        else:
+            resp = self.client.request(method, path, json=json,
+                                       version=self.version, status='*')
         operation = self.paths[self._template(path.split('?')[0])][
             method.lower()]
         response = operation['responses'].get(str(resp.status_int))
@@ -148,6 +165,10 @@ def _session(call, version):
     call('PUT', '/allocations/' + consumer, body)
     call('PUT', '/allocations/' + consumer, {'allocations': 'bad'})
     call('GET', '/allocations/' + consumer)
+    if at_least('1.28'):
+        call('PATCH', '/allocations/' + consumer, {
+            'allocations': {root: {'resources': {'MEMORY_MB': 512}}},
+            'consumer_generation': 1})
     call('GET', '/resource_providers/%s/allocations' % root)
     call('GET', '/resource_providers/%s/usages' % root)
     if at_least('1.1'):
