@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from placement.storage import engine
+from placement.storage import exceptions as storage_exc
 from placement.storage import tables
 
 
@@ -79,8 +80,14 @@ def test_other_database_errors_are_not_retried(db):
 
 
 def test_retries_stop_after_the_last_attempt(db):
+    """A database still out of reach then is "unavailable" (a 503); a
+    conflict that keeps recurring is the error itself."""
     attempts = engine._ATTEMPTS
     write = failing_writer([dbapi_error(invalidated=True)] * attempts)
+    with pytest.raises(storage_exc.DatabaseUnavailable):
+        db.write(write)
+    assert write.calls == attempts
+    write = failing_writer([dbapi_error(pgcode='40P01')] * attempts)
     with pytest.raises(sa_exc.DBAPIError):
         db.write(write)
     assert write.calls == attempts
