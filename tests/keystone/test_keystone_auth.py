@@ -142,8 +142,9 @@ def test_no_token_is_401_with_where_to_authenticate(placement, keystone):
     status, headers, _body = call(port, 'GET', '/resource_providers')
     assert status == 401
     assert keystone.url.rsplit('/v3', 1)[0] in headers['WWW-Authenticate']
-    # Version discovery needs no token.
+    # Version discovery and the OpenAPI document need no token.
     assert call(port, 'GET', '/')[0] == 200
+    assert call(port, 'GET', '/openapi.json')[0] == 200
 
 
 def test_bad_token_is_401(placement):
