@@ -194,3 +194,20 @@ def test_request_limits_are_configurable(database_url, tmp_path):
         assert status == 414
         status, _, _ = _raw_request(port, '/', {'X-Big': 'y' * 5000})
         assert status == 431
+
+
+@pytest.mark.parametrize('query', [
+    '/resource_providers?resources=VCPU:99999999999999999999',
+    '/resource_providers?resources=VCPU:2147483648',
+    '/allocation_candidates?resources=VCPU:99999999999999999999',
+    '/allocation_candidates?resources=VCPU:1&limit=99999999999999999999',
+    '/resource_providers?in_tree=' + '1' * 32,
+    '/usages?project_id=' + 'p' * 300,
+])
+def test_out_of_range_values_in_queries_are_not_a_500(client, query):
+    provider = client.post('/resource_providers', json={'name': 'rp'}).json
+    client.put('/resource_providers/%s/inventories' % provider['uuid'],
+               json={'resource_provider_generation': 0,
+                     'inventories': {'VCPU': {'total': 8}}})
+    resp = client.get(query, status='*')
+    assert resp.status_int in (200, 400), resp.text
