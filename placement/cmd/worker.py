@@ -34,6 +34,9 @@ from gunicorn import util
 from gunicorn.workers import gthread
 
 _RECV_SIZE = 65536
+# How long a stopping worker keeps idle kept-alive connections (gunicorn:
+# 2 s, which every restart and every test server then waits out).
+_STOP_LINGER = 0.25
 _CONTENT_LENGTH = re.compile(rb'\r\ncontent-length[ \t]*:[ \t]*(\d+)', re.I)
 _CHUNKED = re.compile(rb'\r\ntransfer-encoding[ \t]*:[^\r]*chunked', re.I)
 _EXPECT_CONTINUE = re.compile(rb'\r\nexpect[ \t]*:[ \t]*100-continue', re.I)
@@ -224,10 +227,14 @@ class Worker(gthread.ThreadWorker):
         self.nr_conns -= 1
         conn.close()
 
+    def _cap_keepalive(self, deadline):
+        super()._cap_keepalive(min(deadline, time.monotonic() + _STOP_LINGER))
+
     def murder_pending(self):
-        """Also answer 408 to, and close, requests not complete in time."""
+        """Also answer 408 to, and close, requests not complete in time
+        (all of them once the worker is stopping: none would be served)."""
         super().murder_pending()
-        now = time.monotonic()
+        now = time.monotonic() if self.alive else float('inf')
         while self.arriving and self.arriving[0].read_deadline <= now:
             conn = self.arriving[0]
             self._stop_reading(conn)
