@@ -57,13 +57,15 @@ class Placement:
             '?' + query if query else ''))['resource_providers']
 
     def provider(self, uuid):
-        """(provider, inventories, traits, aggregates), current."""
+        """(generation, inventories, traits, aggregates), current; the
+        generation is the one the inventories came with (a write since
+        makes the next write a 409, and the provider is read again)."""
         base = '/resource_providers/' + uuid
-        provider = self._call('GET', base)
-        inventories = self._call('GET', base + '/inventories')['inventories']
+        inventories = self._call('GET', base + '/inventories')
         traits = self._call('GET', base + '/traits')['traits']
         aggregates = self._call('GET', base + '/aggregates')['aggregates']
-        return provider, inventories, traits, aggregates
+        return (inventories['resource_provider_generation'],
+                inventories['inventories'], traits, aggregates)
 
     def create_provider(self, name, uuid=None, parent=None):
         body = {'name': name}

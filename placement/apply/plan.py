@@ -265,9 +265,8 @@ def read_current(client, intents):
     uuids = [i.uuid for i in intents if i.uuid and not i.create]
 
     def read(uuid):
-        provider, inventories, traits, aggregates = client.provider(uuid)
-        return uuid, (provider['generation'],
-                      (inventories, traits, aggregates))
+        generation, inventories, traits, aggregates = client.provider(uuid)
+        return uuid, (generation, (inventories, traits, aggregates))
     with concurrent.futures.ThreadPoolExecutor(THREADS) as pool:
         return dict(pool.map(read, uuids))
 

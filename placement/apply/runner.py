@@ -123,9 +123,8 @@ def _write(client, change):
         except placement_client.Conflict as exc:
             if exc.code != CONCURRENT_UPDATE or attempt == RETRIES:
                 raise
-            provider, inventories, traits, aggregates = client.provider(
+            generation, inventories, traits, aggregates = client.provider(
                 intent.uuid)
-            generation = provider['generation']
             current = (inventories, traits, aggregates)
 
 
