@@ -293,6 +293,11 @@ def make(data, client, previous=None, prune=False, compute_node=None):
     changes = []
     for intent in ordered:
         generation, state = current.get(intent.uuid, (None, ({}, [], [])))
+        for rc, fields in intent.records.items():
+            if 'total' not in fields and rc not in state[0]:
+                raise Unresolvable('provider %s has no %s inventory yet: '
+                                   'a new one needs a total'
+                                   % (intent.name, rc))
         changes.append(Change(intent, state, generation))
     state = {uuid: owned for uuid, owned in previous.items()
              if not prune and uuid not in intents}

@@ -41,9 +41,9 @@ class Operation:
     and ``placement.openapi`` publishes it, so the OpenAPI document states
     exactly what the service enforces.
 
-    ``body`` and ``query`` are each a schema, a table of
+    ``body`` and ``query`` are each a schema or a table of
     ``((since), schema)`` pairs newest first (a ``None`` schema: nothing
-    accepted from then on), or a function of the version.  ``responses``
+    accepted from then on).  ``responses``
     maps each success status to the schema of its body (``None``: none).
     ``media_types`` are the body's; ``extension`` marks an operation
     upstream Placement does not have.
@@ -68,8 +68,6 @@ class Operation:
 
 
 def _by_version(spec):
-    if callable(spec):
-        return spec
     if isinstance(spec, tuple):
         return functools.partial(schemas.for_version, spec)
     return lambda version: spec

@@ -301,3 +301,16 @@ def test_new_provider_with_a_uuid(server, tmp_path, capsys):
                     "    parent: {name: cn1}\n" % uuid)
     assert _run(server, path, capsys=capsys)[0] == 0
     assert _provider(server, 'gpu0')['provider']['uuid'] == uuid
+
+
+def test_a_new_inventory_needs_a_total(server, tmp_path, capsys):
+    path = tmp_path / 'partial.yaml'
+    path.write_text("meta: {schema_version: '1.1'}\nproviders:\n"
+                    "  - identification: {name: cn1}\n"
+                    "    inventories:\n      additional:\n"
+                    "        - VCPU: {reserved: 1}\n")
+    code, out = _run(server, path, capsys=capsys)
+    assert code == 2
+    assert 'provider cn1 has no VCPU inventory yet: a new one needs a ' \
+        'total' in out.err
+    assert _provider(server, 'cn1')['inventories'] == {}
