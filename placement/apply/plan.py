@@ -91,11 +91,13 @@ class Change:
         if self.intent.create:
             return False
         inventories, traits, aggregates = self.current
-        return (_comparable(inventories), set(traits),
+        return (comparable(inventories), set(traits),
                 set(aggregates)) == _normalised(self.wanted())
 
 
-def _comparable(inventories):
+def comparable(inventories):
+    """Inventory records as Placement reports them, less the generation
+    some answers carry in each: the form writes are compared in."""
     return {rc: {field: value for field, value in record.items()
                  if field != 'resource_provider_generation'}
             for rc, record in inventories.items()}
@@ -103,7 +105,7 @@ def _comparable(inventories):
 
 def _normalised(wanted):
     inventories, traits, aggregates = wanted
-    return _comparable(inventories), set(traits), set(aggregates)
+    return comparable(inventories), set(traits), set(aggregates)
 
 
 @dataclasses.dataclass

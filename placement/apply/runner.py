@@ -58,7 +58,7 @@ def render(plan):
         if change.empty():
             continue
         intent = change.intent
-        inventories, traits, aggregates = plans._comparable(
+        inventories, traits, aggregates = plans.comparable(
             change.current[0]), change.current[1], change.current[2]
         wanted = change.wanted()
         if intent.create:
@@ -111,7 +111,7 @@ def _write(client, change):
                 intent.uuid, intent.create = created['uuid'], False
                 generation = created['generation']
             inventories, traits, aggregates = intent.wanted(current)
-            if plans._comparable(current[0]) != inventories:
+            if plans.comparable(current[0]) != inventories:
                 generation = client.set_inventories(
                     intent.uuid, generation, inventories)
             if set(current[1]) != traits:
