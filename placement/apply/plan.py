@@ -61,9 +61,7 @@ class Intent:
         """(inventories, traits, aggregates) wanted, given ``current``
         (the same triple as Placement reports it now)."""
         inventories, traits, aggregates = current
-        wanted = {rc: {field: value for field, value in record.items()
-                       if field != 'resource_provider_generation'}
-                  for rc, record in inventories.items()
+        wanted = {rc: record for rc, record in comparable(inventories).items()
                   if rc not in self.drop_classes}
         for rc, fields in self.records.items():
             record = wanted.setdefault(rc, dict(_DEFAULTS))
