@@ -28,10 +28,19 @@ LOG = logging.getLogger(__name__)
 _PG_CAUSES = {'40001': 'serialization_failure', '40P01': 'deadlock',
               '57P01': 'connection_lost', '57P02': 'connection_lost',
               '57P03': 'cannot_connect'}
-# What libpq says when it cannot reach the server at all.
-_PG_CANNOT_CONNECT = ('connection refused', 'could not connect',
+# What libpq says when it cannot reach the server at all ("connection to
+# server at ... failed: <why>" covers every way a connection attempt ends,
+# a reset by a server shutting down included) ...
+_PG_CANNOT_CONNECT = ('connection to server at', 'connection to server on',
+                      'connection refused', 'could not connect',
                       'could not translate host name', 'timeout expired',
                       'no route to host', 'the database system is')
+# ... and when an established connection breaks.
+_PG_CONNECTION_LOST = ('server closed the connection',
+                       'connection already closed', 'ssl syscall error',
+                       'could not receive data from server',
+                       'could not send data to server',
+                       'connection reset by peer')
 # MySQL/MariaDB error numbers worth one: deadlock (which is also how
 # Galera reports a write set that lost certification to another node's),
 # lock wait timeout, server gone away, connection lost (mid-query or while
@@ -77,11 +86,10 @@ def transient_cause(error):
     message = str(orig).lower()
     if 'database is locked' in message:
         return 'sqlite_busy'
-    if ('server closed the connection' in message
-            or 'connection already closed' in message):
-        return 'connection_lost'
     if any(text in message for text in _PG_CANNOT_CONNECT):
         return 'cannot_connect'
+    if any(text in message for text in _PG_CONNECTION_LOST):
+        return 'connection_lost'
     return None
 
 

@@ -213,3 +213,21 @@ def test_connection_dropped_by_the_server_is_replaced(postgres_db,
     assert _terminate_connections(
         postgres, postgres_db.engine.url.database) >= 1
     assert postgres_db.run(count_traits, write=write) == before
+
+
+@pytest.mark.parametrize('message, cause', [
+    ('connection to server at "127.0.0.1", port 5432 failed: Connection '
+     'refused', 'cannot_connect'),
+    ('connection to server at "127.0.0.1", port 5432 failed: Connection '
+     'reset by peer', 'cannot_connect'),
+    ('FATAL:  the database system is shutting down', 'cannot_connect'),
+    ('server closed the connection unexpectedly', 'connection_lost'),
+    ('could not receive data from server: Connection reset by peer',
+     'connection_lost'),
+    ('SSL SYSCALL error: EOF detected', 'connection_lost'),
+    ('duplicate key value violates unique constraint', None),
+])
+def test_what_an_unreachable_postgresql_says_is_transient(message, cause):
+    """libpq's words for a server out of reach, as seen while PostgreSQL
+    stops under load: each is retried, then a 503."""
+    assert engine.transient_cause(dbapi_error(message)) == cause
