@@ -3,11 +3,14 @@ every backend, never a 500, and leaves the database as it was."""
 
 import http.client
 import json
+import re
+import socket
 import uuid as uuidlib
 
 import pytest
 
 from placement import conf as placement_conf
+from tests.functional.server import request
 from tests.functional.server import running
 
 JSON = {'Content-Type': 'application/json'}
@@ -211,3 +214,53 @@ def test_out_of_range_values_in_queries_are_not_a_500(client, query):
                      'inventories': {'VCPU': {'total': 8}}})
     resp = client.get(query, status='*')
     assert resp.status_int in (200, 400), resp.text
+
+
+def _raw_exchange(port, payload):
+    """Send ``payload`` as it is; (status, JSON body) of the answer."""
+    sock = socket.create_connection(('127.0.0.1', port), timeout=30)
+    try:
+        sock.sendall(payload)
+        data = b''
+        while b'\r\n\r\n' not in data:
+            data += sock.recv(65536)
+        head, _, body = data.partition(b'\r\n\r\n')
+        length = int(re.search(rb'(?i)content-length: *(\d+)', head).group(1))
+        while len(body) < length:
+            body += sock.recv(65536)
+    finally:
+        sock.close()
+    return int(head.split()[1]), json.loads(body)
+
+
+def _post(body):
+    return (b'POST /resource_providers HTTP/1.1\r\nHost: x\r\n'
+            b'X-Auth-Token: admin\r\nContent-Type: application/json\r\n'
+            b'Connection: close\r\nContent-Length: %d\r\n\r\n%s'
+            % (len(body), body))
+
+
+def test_the_probes_over_http(database_url, tmp_path):
+    """The issue's probes against a live placement-api, on every backend:
+    each a 4xx in the error format, nothing stored."""
+    with running(database_url, tmp_path) as port:
+        probes = [
+            (_post(b'[' * 20000 + b']' * 20000), 400),
+            (_post(b'{"a":' * 5000 + b'1' + b'}' * 5000), 400),
+            (_post(b'{"name": "\\ud800x"}'), 400),
+            (_post(b'{"name": "a\\u0000b"}'), 400),
+            (b'GET /resource_providers?name=a%00b HTTP/1.1\r\nHost: x\r\n'
+             b'X-Auth-Token: admin\r\nConnection: close\r\n\r\n', 400),
+            (b'GET /resource_providers/a%00b HTTP/1.1\r\nHost: x\r\n'
+             b'X-Auth-Token: admin\r\nConnection: close\r\n\r\n', 400),
+            # 40 MB declared and none of it sent: refused at once.
+            (b'POST /resource_providers HTTP/1.1\r\nHost: x\r\n'
+             b'X-Auth-Token: admin\r\nContent-Type: application/json\r\n'
+             b'Content-Length: 41943040\r\n\r\n', 413),
+        ]
+        for payload, expected in probes:
+            status, body = _raw_exchange(port, payload)
+            assert status == expected, (payload[:80], body)
+            assert body['errors'][0]['status'] == expected
+        status, body = request(port, 'GET', '/resource_providers')
+        assert (status, body) == (200, {'resource_providers': []})
