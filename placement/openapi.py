@@ -53,16 +53,16 @@ def _versions_in(spec):
     return [(1, minor) for minor in range(low[1], high[1] + 1)]
 
 
-def _ranges(spec, schema_of):
-    """[(first, last, schema)]: the runs of versions sharing a schema."""
-    runs = []
+def _changes(spec, schema_of):
+    """The versions at which ``schema_of`` gives another schema than the
+    version before (the operation's first version included)."""
+    changes, previous = [], object()
     for version in _versions_in(spec):
         schema = schema_of(version)
-        if runs and runs[-1][2] is schema:
-            runs[-1][1] = version
-        else:
-            runs.append([version, version, schema])
-    return runs
+        if schema is not previous:
+            changes.append(version)
+            previous = schema
+    return changes
 
 
 def _query_parameters(schema):
@@ -91,11 +91,10 @@ def _query_parameters(schema):
 
 def _variants(spec):
     """Every (range, body, query) variant when the schemas changed."""
-    bodies = _ranges(spec, spec.body_schema)
-    queries = _ranges(spec, spec.query_schema)
-    if len(bodies) == 1 and len(queries) == 1:
+    cuts = sorted(set(_changes(spec, spec.body_schema))
+                  | set(_changes(spec, spec.query_schema)))
+    if len(cuts) == 1:
         return None
-    cuts = sorted({first for first, _, _ in bodies + queries})
     variants = []
     for index, first in enumerate(cuts):
         last = (_previous(cuts[index + 1]) if index + 1 < len(cuts)
