@@ -33,6 +33,8 @@ from gunicorn.http import errors as http_errors
 from gunicorn import util
 from gunicorn.workers import gthread
 
+from placement.handlers import base
+
 _RECV_SIZE = 65536
 # How long a stopping worker keeps idle kept-alive connections (gunicorn:
 # 2 s, which every restart and every test server then waits out).
@@ -78,6 +80,31 @@ def error_response(status, detail):
     return head.encode('latin-1') + body
 
 
+class _Head:
+    """The framing of a request read so far, from one scan of it."""
+
+    def __init__(self, data):
+        line_end = data.find(b'\r\n')
+        self.line_length = line_end if line_end >= 0 else len(data)
+        # Where the header block ends (-1: not yet received).
+        self.end = data.find(b'\r\n\r\n')
+        self.length = self.chunked = self.expects_continue = None
+        if self.end >= 0:
+            block = (data, 0, self.end + 2)
+            length = _CONTENT_LENGTH.search(*block)
+            self.length = int(length.group(1)) if length else 0
+            self.chunked = bool(_CHUNKED.search(*block))
+            self.expects_continue = bool(_EXPECT_CONTINUE.search(*block))
+
+    def complete(self, data):
+        """Whether ``data`` holds a whole request (and maybe more)."""
+        if self.end < 0:
+            return False
+        if self.chunked:
+            return data.endswith(_LAST_CHUNK)
+        return len(data) >= self.end + 4 + self.length
+
+
 class Limits:
     """What a request may be, and how long its client has to send it."""
 
@@ -93,46 +120,22 @@ class Limits:
                    conf.oslo_middleware.max_request_body_size,
                    conf.client_timeout)
 
-    def problem(self, data):
-        """(status, detail) if ``data`` (a request so far) breaks a limit,
-        ``None`` while it may yet become a valid request."""
-        line_end = data.find(b'\r\n')
-        line_length = line_end if line_end >= 0 else len(data)
-        if line_length > self.request_line:
+    def problem(self, data, head):
+        """(status, detail) if ``data`` (a request so far, framed as
+        ``head``) breaks a limit, ``None`` while it may yet become a
+        valid request."""
+        if head.line_length > self.request_line:
             return 414, ('The request line is longer than %d bytes.'
                          % self.request_line)
-        head_end = data.find(b'\r\n\r\n')
-        head_length = (head_end if head_end >= 0 else len(data)) - line_length
+        head_length = (head.end if head.end >= 0 else len(data)) - (
+            head.line_length)
         if head_length > self.header_block:
             return 431, ('The request headers are longer than %d bytes.'
                          % self.header_block)
-        if head_end >= 0:
-            length = _CONTENT_LENGTH.search(data, 0, head_end + 2)
-            received = len(data) - head_end - 4
-            if (length and int(length.group(1)) > self.body
-                    or received > self.body):
-                return 413, ('Request body is larger than the limit of %d '
-                             'bytes.' % self.body)
+        if head.end >= 0 and max(
+                head.length, len(data) - head.end - 4) > self.body:
+            return 413, base.body_too_large(self.body)
         return None
-
-    @staticmethod
-    def awaits_continue(data):
-        """Whether the client waits for "100 Continue" to send its body."""
-        head_end = data.find(b'\r\n\r\n')
-        return head_end >= 0 and bool(
-            _EXPECT_CONTINUE.search(data, 0, head_end + 2))
-
-    @staticmethod
-    def complete(data):
-        """Whether ``data`` holds a whole request (and maybe more)."""
-        head_end = data.find(b'\r\n\r\n')
-        if head_end < 0:
-            return False
-        if _CHUNKED.search(data, 0, head_end + 2):
-            return data.endswith(_LAST_CHUNK)
-        length = _CONTENT_LENGTH.search(data, 0, head_end + 2)
-        body_length = int(length.group(1)) if length else 0
-        return len(data) >= head_end + 4 + body_length
 
 
 class Worker(gthread.ThreadWorker):
@@ -151,8 +154,10 @@ class Worker(gthread.ThreadWorker):
             conn.request_read = False
             super().enqueue_req(conn)
             return
-        conn.received = (conn.parser.unreader.take_buffered()
-                         if conn.parser is not None else b'')
+        # A bytearray: a large body arrives in many reads, and appending
+        # to bytes would copy all that came before each time.
+        conn.received = bytearray(conn.parser.unreader.take_buffered()
+                                  if conn.parser is not None else b'')
         conn.continued = False
         conn.sock.setblocking(False)
         conn.read_deadline = time.monotonic() + self.limits.client_timeout
@@ -177,14 +182,14 @@ class Worker(gthread.ThreadWorker):
 
     def _settle(self, conn):
         """Refuse or dispatch the request if that can be decided yet."""
-        problem = self.limits.problem(conn.received)
+        head = _Head(conn.received)
+        problem = self.limits.problem(conn.received, head)
         if problem:
             self._stop_reading(conn)
             self._refuse(conn, *problem)
             return True
-        if not self.limits.complete(conn.received):
-            if not conn.continued and self.limits.awaits_continue(
-                    conn.received):
+        if not head.complete(conn.received):
+            if not conn.continued and head.expects_continue:
                 # gunicorn would say it once the body is wanted; the body
                 # is wanted now.
                 conn.continued = True
@@ -197,8 +202,8 @@ class Worker(gthread.ThreadWorker):
         if conn.parser is None:
             conn.parser = gunicorn_http.get_parser(
                 self.cfg, conn.sock, conn.client)
-        conn.parser.unreader.unread(conn.received)
-        conn.received = b''
+        conn.parser.unreader.unread(bytes(conn.received))
+        conn.received = None
         conn.data_ready = True
         conn.request_read = True
         self.enqueue_req(conn)
