@@ -90,7 +90,7 @@ class Change:
             return False
         inventories, traits, aggregates = self.current
         return (comparable(inventories), set(traits),
-                set(aggregates)) == _normalised(self.wanted())
+                set(aggregates)) == self.wanted()
 
 
 def comparable(inventories):
@@ -99,11 +99,6 @@ def comparable(inventories):
     return {rc: {field: value for field, value in record.items()
                  if field != 'resource_provider_generation'}
             for rc, record in inventories.items()}
-
-
-def _normalised(wanted):
-    inventories, traits, aggregates = wanted
-    return comparable(inventories), set(traits), set(aggregates)
 
 
 @dataclasses.dataclass
