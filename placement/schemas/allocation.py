@@ -193,7 +193,8 @@ PATCH_1_38['properties']['consumer_type'] = PUT_1_38['properties'][
 PATCH_BY_VERSION = (((1, 38), PATCH_1_38), ((1, 28), PATCH_1_28))
 
 # Answers, as published in the OpenAPI document (placement.openapi).
-_AMOUNTS = {'type': 'object', 'additionalProperties': {'type': 'integer'}}
+# Amounts by resource class (usages answer in this shape too).
+AMOUNTS = {'type': 'object', 'additionalProperties': {'type': 'integer'}}
 
 # GET /allocations/{consumer_uuid}: the dict form (1.12); owner from 1.12,
 # consumer generation from 1.28, consumer type from 1.38.
@@ -205,7 +206,7 @@ CONSUMER_ALLOCATIONS = {
             'additionalProperties': {
                 'type': 'object',
                 'properties': {'generation': {'type': 'integer'},
-                               'resources': _AMOUNTS},
+                               'resources': AMOUNTS},
                 'required': ['resources'],
             },
         },
@@ -225,7 +226,7 @@ PROVIDER_ALLOCATIONS = {
             'type': 'object',
             'additionalProperties': {
                 'type': 'object',
-                'properties': {'resources': _AMOUNTS},
+                'properties': {'resources': AMOUNTS},
                 'required': ['resources'],
             },
         },

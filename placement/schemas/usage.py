@@ -26,11 +26,9 @@ GET_1_38['properties']['consumer_type'] = {
 }
 
 # Answers, as published in the OpenAPI document (placement.openapi).
-_AMOUNTS = {'type': 'object', 'additionalProperties': {'type': 'integer'}}
-
 PROVIDER_USAGES = {
     'type': 'object',
-    'properties': {'usages': _AMOUNTS,
+    'properties': {'usages': allocation.AMOUNTS,
                    'resource_provider_generation': {'type': 'integer'}},
     'required': ['usages', 'resource_provider_generation'],
 }
