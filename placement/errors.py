@@ -78,6 +78,12 @@ class NotAcceptable(PlacementError):
 class PayloadTooLarge(PlacementError):
     status = falcon.HTTP_413
 
+    @staticmethod
+    def detail(limit):
+        """The one wording of a body over ``limit`` bytes, wherever it is
+        refused (the worker, the middleware, the body reader)."""
+        return 'Request body is larger than the limit of %d bytes.' % limit
+
 
 class ServiceUnavailable(PlacementError):
     status = falcon.HTTP_503

@@ -33,7 +33,7 @@ from gunicorn.http import errors as http_errors
 from gunicorn import util
 from gunicorn.workers import gthread
 
-from placement.handlers import base
+from placement import errors
 
 _RECV_SIZE = 65536
 # How long a stopping worker keeps idle kept-alive connections (gunicorn:
@@ -134,7 +134,7 @@ class Limits:
                          % self.header_block)
         if head.end >= 0 and max(
                 head.length, len(data) - head.end - 4) > self.body:
-            return 413, base.body_too_large(self.body)
+            return 413, errors.PayloadTooLarge.detail(self.body)
         return None
 
 

@@ -147,7 +147,7 @@ def read_json(req, schema=None):
     limit = req.context.conf.oslo_middleware.max_request_body_size
     raw = req.bounded_stream.read(limit + 1)
     if len(raw) > limit:
-        raise errors.PayloadTooLarge(body_too_large(limit))
+        raise errors.PayloadTooLarge(errors.PayloadTooLarge.detail(limit))
     try:
         data = input_checks.load_json(raw)
     except ValueError as exc:
@@ -155,10 +155,6 @@ def read_json(req, schema=None):
     if schema is not None:
         validate(data, schema)
     return data
-
-
-def body_too_large(limit):
-    return 'Request body is larger than the limit of %d bytes.' % limit
 
 
 def read_body(req):

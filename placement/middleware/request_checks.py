@@ -9,7 +9,6 @@ store (NUL, lone surrogates) is a 400 on every backend.
 
 from placement import errors
 from placement import input_checks
-from placement.handlers import base
 from placement.middleware import auth
 
 JSON = 'application/json'
@@ -30,7 +29,8 @@ class RequestChecks:
                     'content-length header must be an integer')
             limit = req.context.conf.oslo_middleware.max_request_body_size
             if length > limit:
-                raise errors.PayloadTooLarge(base.body_too_large(limit))
+                raise errors.PayloadTooLarge(
+                    errors.PayloadTooLarge.detail(limit))
             if length > 0 and not req.content_type:
                 raise errors.BadRequest(
                     'content-type header required when content-length > 0')
