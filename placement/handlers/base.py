@@ -145,7 +145,7 @@ def read_json(req, schema=None):
     size limit; a declared length over it was refused before any read.
     """
     limit = req.context.conf.oslo_middleware.max_request_body_size
-    raw = req.bounded_stream.read(limit + 1)
+    raw = _body_stream(req).read(limit + 1)
     if len(raw) > limit:
         raise errors.PayloadTooLarge(errors.PayloadTooLarge.detail(limit))
     try:
@@ -155,6 +155,16 @@ def read_json(req, schema=None):
     if schema is not None:
         validate(data, schema)
     return data
+
+
+def _body_stream(req):
+    """Where the body is read from. falcon bounds its stream by the
+    declared length and so would see a chunked body (which declares none)
+    as empty; the server's own input stream ends where the chunks do."""
+    if req.content_length is None and 'chunked' in (
+            req.get_header('Transfer-Encoding') or '').lower():
+        return req.stream
+    return req.bounded_stream
 
 
 def read_body(req):

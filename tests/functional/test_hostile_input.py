@@ -264,3 +264,33 @@ def test_the_probes_over_http(database_url, tmp_path):
             assert body['errors'][0]['status'] == expected
         status, body = request(port, 'GET', '/resource_providers')
         assert (status, body) == (200, {'resource_providers': []})
+
+
+def _chunked_post(body, pieces):
+    """A POST whose body is sent as ``pieces`` chunks of ``body``."""
+    size = -(-len(body) // pieces)
+    chunks = b''.join(b'%x\r\n%s\r\n' % (len(body[at:at + size]),
+                                         body[at:at + size])
+                      for at in range(0, len(body), size))
+    return (b'POST /resource_providers HTTP/1.1\r\nHost: x\r\n'
+            b'X-Auth-Token: admin\r\nContent-Type: application/json\r\n'
+            b'OpenStack-API-Version: placement 1.20\r\n'
+            b'Connection: close\r\nTransfer-Encoding: chunked\r\n\r\n'
+            + chunks + b'0\r\n\r\n')
+
+
+@pytest.mark.backends('sqlite')
+def test_a_chunked_body_is_read_whole(database_url, tmp_path):
+    """A body sent in chunks (no Content-Length) is the request's body,
+    not an empty one; past the size limit it is still a 413."""
+    with running(database_url, tmp_path, extra_config=(
+            '[oslo_middleware]\nmax_request_body_size = 1000\n')) as port:
+        status, body = _raw_exchange(
+            port, _chunked_post(b'{"name": "chunked-provider"}', 3))
+        assert (status, body['name']) == (200, 'chunked-provider'), body
+        status, body = _raw_exchange(
+            port, _chunked_post(json.dumps({'name': 'x' * 1200}).encode(), 4))
+        assert (status, body['errors'][0]['status']) == (413, 413)
+        status, body = request(port, 'GET', '/resource_providers')
+        assert [rp['name'] for rp in body['resource_providers']] == [
+            'chunked-provider']
