@@ -96,11 +96,15 @@ def _unexpected_error(req, resp, exc, params):
     raise errors.PlacementError(str(exc), status=falcon.HTTP_500)
 
 
-def _method_not_allowed(req, resp, exc, params):
-    """Falcon's own 405 lists OPTIONS, which we never serve; drop it."""
-    allowed = [m.strip() for m in exc.headers.get('Allow', '').split(',')
-               if m.strip() and m.strip() != 'OPTIONS']
-    raise errors.MethodNotAllowed(req, allowed)
+def _method_not_allowed_handler(resources):
+    """Falcon answers a method a route has no responder for; its Allow
+    names OPTIONS (never served) and our extensions at every version.
+    Name what the route's resource serves at the request's version."""
+    def handle(req, resp, exc, params):
+        raise errors.MethodNotAllowed(
+            req, resources[req.uri_template].allowed_methods(
+                req.context.microversion))
+    return handle
 
 
 def build_falcon_app(conf, db, enforcer):
@@ -123,11 +127,13 @@ def build_falcon_app(conf, db, enforcer):
     app.req_options.strip_url_path_trailing_slash = False
     app.resp_options.secure_cookies_by_default = False
     app.add_error_handler(Exception, _unexpected_error)
-    app.add_error_handler(falcon.HTTPMethodNotAllowed, _method_not_allowed)
+    resources = dict(routes())
+    app.add_error_handler(falcon.HTTPMethodNotAllowed,
+                          _method_not_allowed_handler(resources))
     app.add_error_handler(storage_exc.StorageError,
                           base.storage_error_handler)
     app.set_error_serializer(errors.serialize_error)
-    for template, resource in routes():
+    for template, resource in resources.items():
         app.add_route(template, resource)
     return app
 

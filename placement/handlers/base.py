@@ -25,12 +25,25 @@ class Resource:
     """Base for falcon resources: unsupported methods (OPTIONS included)
     answer 405 with an Allow header naming only the supported ones."""
 
-    def allowed_methods(self):
+    def allowed_methods(self, version=None):
+        """The methods served; with ``version``, as a client of it sees
+        them. Upstream's Allow names a route's methods whatever the
+        version, so only our extensions are left out where not served."""
         return [m for m in _HTTP_METHODS
-                if hasattr(self, 'on_%s' % m.lower())]
+                if _visible(getattr(self, 'on_%s' % m.lower(), None),
+                            version)]
 
     def on_options(self, req, resp, **params):
-        raise errors.MethodNotAllowed(req, self.allowed_methods())
+        raise errors.MethodNotAllowed(
+            req, self.allowed_methods(req.context.microversion))
+
+
+def _visible(responder, version):
+    if responder is None:
+        return False
+    spec = getattr(responder, 'operation', None)
+    return (version is None or spec is None or not spec.extension
+            or spec.serves(version))
 
 
 class Operation:
@@ -89,7 +102,8 @@ def operation(summary, **contract):
             if not spec.serves(req.context.microversion):
                 if spec.outside == 405:
                     raise errors.MethodNotAllowed(
-                        req, resource.allowed_methods())
+                        req, resource.allowed_methods(
+                            req.context.microversion))
                 raise errors.NotFound()
             req.context.operation = spec
             return responder(resource, req, resp, *args, **kwargs)

@@ -110,7 +110,8 @@ def test_unknown_provider_is_a_400(client, hosts):
 def test_only_from_1_28_and_only_json(client, hosts):
     cn, _ = hosts
     body = {cn['uuid']: {'resources': {'VCPU': 1}}}
-    _patch(client, C1, body, 1, version='1.27', status=405)
+    resp = _patch(client, C1, body, 1, version='1.27', status=405)
+    assert resp.headers['Allow'] == 'GET, PUT, DELETE'
     resp = _patch(client, C1, body, 1, status=415,
                   headers={'Content-Type': 'text/plain'})
     assert 'application/merge-patch+json or application/json' in (
@@ -167,3 +168,13 @@ def test_concurrent_patches_land_or_conflict(database_url, tmp_path):
         assert resources[name] == landed[-1]
     assert resources['VCPU'] == 1
     assert body['consumer_generation'] == 1 + acknowledged
+
+
+@pytest.mark.parametrize('version, allowed', [
+    ('1.27', 'GET, PUT, DELETE'), ('1.28', 'GET, PUT, DELETE, PATCH')])
+def test_allow_names_patch_only_where_it_is_served(client, version, allowed):
+    """Below 1.28 a 405 names the methods upstream's does."""
+    for method in ('POST', 'OPTIONS'):
+        resp = client.request(method, '/allocations/' + C1, version=version,
+                              status=405)
+        assert resp.headers['Allow'] == allowed
