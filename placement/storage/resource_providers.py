@@ -64,6 +64,12 @@ _MAKE_ROOT = (_RP.update()
 def create(conn, name, uuid=None, parent_provider_uuid=None):
     """Create a provider and return it (as ``providers_core`` reads it)."""
     uuid = str(uuidlib.UUID(uuid)) if uuid else str(uuidlib.uuid4())
+    if not name:
+        # The schema allows an empty name; upstream refuses it on create
+        # only (a rename to "" is accepted), in these words.
+        raise exceptions.InvalidInput(
+            'Unable to create resource provider "%s", %s: Object action '
+            'create failed because: name is required' % (name, uuid))
     parent = None
     if parent_provider_uuid is not None:
         if parent_provider_uuid == uuid:

@@ -39,6 +39,22 @@ def test_unknown_parent_is_400(client):
     assert 'parent provider UUID does not exist' in resp.text
 
 
+def test_an_empty_name_is_400_on_create_only(client):
+    rp_uuid = str(uuid.uuid4())
+    resp = client.post('/resource_providers', status=400, json={
+        'name': '', 'uuid': rp_uuid})
+    assert ('Unable to create resource provider "", %s: Object action '
+            'create failed because: name is required' % rp_uuid) in (
+        resp.json['errors'][0]['detail'])
+    assert client.get('/resource_providers').json == {
+        'resource_providers': []}
+    # A rename to "" is accepted, as upstream accepts it.
+    client.post('/resource_providers', json={'name': 'a', 'uuid': rp_uuid})
+    renamed = client.put('/resource_providers/' + rp_uuid,
+                         json={'name': ''}).json
+    assert renamed['name'] == ''
+
+
 def test_duplicate_uuid_is_409_naming_it(client):
     first = client.post('/resource_providers', json={'name': 'dup'}).json
     resp = client.post('/resource_providers', status=409, json={
