@@ -21,8 +21,9 @@ _RESOURCES = {
     'type': 'object',
     'minProperties': 1,
     'patternProperties': {
-        RESOURCE_CLASS_PATTERN: {
-            'type': 'integer', 'minimum': 1, 'maximum': inventory.MAX_INT},
+        # No maximum, as upstream: an amount no inventory can hold is the
+        # capacity check's 409, before anything is stored.
+        RESOURCE_CLASS_PATTERN: {'type': 'integer', 'minimum': 1},
     },
     'additionalProperties': False,
 }
@@ -157,7 +158,7 @@ POST_BY_VERSION = (((1, 38), POST_1_38), ((1, 34), POST_1_34),
 # consumer that holds nothing yet.
 _NULLABLE_AMOUNT = {'anyOf': [
     {'type': 'null'},
-    {'type': 'integer', 'minimum': 1, 'maximum': inventory.MAX_INT}]}
+    {'type': 'integer', 'minimum': 1}]}
 PATCH_1_28 = {
     'type': 'object',
     'properties': {

@@ -397,12 +397,14 @@ def test_inventory_may_shrink_below_untouched_usage(client, tree):
     assert held(client, C2) == {root['uuid']: {'VCPU': 6}}
 
 
-def test_amount_beyond_the_largest_integer_is_400(client, db, tree):
+def test_amount_beyond_the_largest_integer_is_409(client, db, tree):
+    # As upstream: no inventory can hold it, so the capacity check refuses
+    # it before anything is stored.
     root, child = tree
     before = _state(client, db, root, child)
     invs, allocations = _move_to_child(client, root, child)
     allocations[C2] = consumer_body({child['uuid']: {'VCPU': MAX_INT + 1}},
                                     1)
-    resp = _reshape(client, invs, allocations, status=400)
-    assert "Failed validating 'maximum'" in error(resp)['detail']
+    resp = _reshape(client, invs, allocations, status=409)
+    assert 'Unable to allocate inventory' in error(resp)['detail']
     assert _state(client, db, root, child) == before
