@@ -18,18 +18,18 @@ from placement.schemas import validation
 from placement.storage import exceptions as storage_exc
 
 JSON = 'application/json'
-_HTTP_METHODS = ('GET', 'PUT', 'POST', 'DELETE', 'PATCH', 'HEAD')
-
-
 class Resource:
     """Base for falcon resources: unsupported methods (OPTIONS included)
-    answer 405 with an Allow header naming only the supported ones."""
+    answer 405 with an Allow header naming only the supported ones, in
+    ``allow_order`` (upstream's order for the route, as clients see it)."""
+
+    allow_order = ('GET', 'POST', 'PUT', 'DELETE', 'PATCH')
 
     def allowed_methods(self, version=None):
         """The methods served; with ``version``, as a client of it sees
         them. Upstream's Allow names a route's methods whatever the
         version, so only our extensions are left out where not served."""
-        return [m for m in _HTTP_METHODS
+        return [m for m in self.allow_order
                 if _visible(getattr(self, 'on_%s' % m.lower(), None),
                             version)]
 

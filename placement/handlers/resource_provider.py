@@ -102,6 +102,8 @@ class ResourceProviders(base.Resource):
 
 class ResourceProvider(base.Resource):
 
+    allow_order = ('GET', 'DELETE', 'PUT')
+
     @base.operation('Show a resource provider',
                     responses={200: schemas.PROVIDER})
     def on_get(self, req, resp, uuid):

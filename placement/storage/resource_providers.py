@@ -49,8 +49,8 @@ def _create_conflict(error, uuid, name):
 
 def _parent_missing(name, uuid):
     return exceptions.InvalidInput(
-        'Unable to create resource provider "%s", %s: parent provider UUID '
-        'does not exist.' % (name, uuid))
+        'Unable to create resource provider "%s", %s: Object action create '
+        'failed because: parent provider UUID does not exist.' % (name, uuid))
 
 
 # Built once: creation is the hot write of a deployment's start-up.

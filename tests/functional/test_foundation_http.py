@@ -147,6 +147,35 @@ def test_405_names_allowed_methods(client):
     assert error['code'] == 'placement.undefined_code'
 
 
+U = '/resource_providers/%s' % UNKNOWN_UUID
+
+
+@pytest.mark.parametrize('url, allowed', [
+    ('/', 'GET'),
+    ('/resource_classes', 'GET, POST'),
+    ('/resource_classes/CUSTOM_A', 'GET, PUT, DELETE'),
+    ('/resource_providers', 'GET, POST'),
+    (U, 'GET, DELETE, PUT'),
+    (U + '/inventories', 'GET, POST, PUT, DELETE'),
+    (U + '/inventories/VCPU', 'GET, PUT, DELETE'),
+    (U + '/usages', 'GET'),
+    (U + '/aggregates', 'GET, PUT'),
+    (U + '/allocations', 'GET'),
+    (U + '/traits', 'GET, PUT, DELETE'),
+    ('/allocations', 'POST'),
+    ('/allocations/' + UNKNOWN_UUID, 'GET, PUT, DELETE'),
+    ('/allocation_candidates', 'GET'),
+    ('/traits', 'GET'),
+    ('/traits/CUSTOM_A', 'GET, PUT, DELETE'),
+    ('/usages', 'GET'),
+    ('/reshaper', 'POST'),
+])
+def test_allow_lists_methods_in_upstreams_order(client, url, allowed):
+    """Clients and tests compare the header as a string."""
+    resp = client.request('PATCH', url, version='1.27', status=405)
+    assert resp.headers['Allow'] == allowed
+
+
 @pytest.mark.parametrize('url', ['/', '/resource_providers',
                                  '/resource_providers/%s' % UNKNOWN_UUID])
 def test_options_is_405_not_a_preflight(client, url):

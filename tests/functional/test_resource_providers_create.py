@@ -34,9 +34,13 @@ def test_child_gets_parent_and_root(client):
 
 
 def test_unknown_parent_is_400(client):
+    rp_uuid = str(uuid.uuid4())
     resp = client.post('/resource_providers', status=400, json={
-        'name': 'orphan', 'parent_provider_uuid': str(uuid.uuid4())})
-    assert 'parent provider UUID does not exist' in resp.text
+        'name': 'orphan', 'uuid': rp_uuid,
+        'parent_provider_uuid': str(uuid.uuid4())})
+    assert ('Unable to create resource provider "orphan", %s: Object action '
+            'create failed because: parent provider UUID does not exist.'
+            % rp_uuid) in resp.json['errors'][0]['detail']
 
 
 def test_an_empty_name_is_400_on_create_only(client):
