@@ -7,11 +7,13 @@ connection the server dropped, a PostgreSQL serialization failure or
 deadlock, MySQL's deadlock or lock wait timeout, a Galera certification
 failure, SQLite's busy lock) roll back and run the whole function again,
 which is why storage functions must be free of side effects outside the
-database.
+database.  After the last attempt a database out of reach is a 503, and
+contention that never cleared a 409 the client may retry; neither a 500.
 """
 
 import logging
 import os
+import random
 import time
 
 import sqlalchemy as sa
@@ -53,7 +55,12 @@ _MYSQL_CAUSES = {1213: 'deadlock', 1205: 'lock_wait_timeout',
 # the attempts are spent, the request is answered 503.
 _UNREACHABLE = frozenset(('connection_lost', 'cannot_connect',
                           'galera_not_ready'))
+# Causes that mean other transactions won the race each time: once the
+# attempts are spent, the request is a 409 the client may retry.
+_CONTENTION = frozenset(('deadlock', 'lock_wait_timeout',
+                         'serialization_failure', 'sqlite_busy'))
 _ATTEMPTS = 5
+_CHAIN_DEPTH = 4
 
 
 def build_url(conf):
@@ -71,7 +78,24 @@ def build_url(conf):
 
 def transient_cause(error):
     """Why ``error`` is worth retrying the transaction for (a short name
-    for logs and metrics), or None when it is not."""
+    for logs and metrics), or None when it is not.
+
+    The errors it was raised while handling count too: on MySQL a deadlock
+    (or a Galera abort) inside a savepoint ends the whole transaction, so
+    the ROLLBACK TO SAVEPOINT that follows fails with "SAVEPOINT does not
+    exist", and that is the error that arrives here.
+    """
+    for _ in range(_CHAIN_DEPTH):
+        if error is None:
+            return None
+        cause = _direct_cause(error)
+        if cause is not None:
+            return cause
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def _direct_cause(error):
     if not isinstance(error, sa_exc.DBAPIError):
         return None
     if error.connection_invalidated:
@@ -240,12 +264,20 @@ class Database:
                     LOG.error('Database unreachable: %s', error.orig)
                     raise exceptions.DatabaseUnavailable(
                         'The database cannot be reached.') from error
+                if attempt == _ATTEMPTS and cause in _CONTENTION:
+                    LOG.warning('Transaction lost to concurrent ones %d '
+                                'times: %s', attempt, error.orig)
+                    raise exceptions.ConcurrentUpdate(
+                        'Another thread concurrently updated the data. '
+                        'Please retry your update') from error
                 if attempt == _ATTEMPTS or cause is None:
                     raise
                 metrics.count_retry(cause)
                 LOG.info('Retrying transaction after transient error '
                          '(attempt %d): %s', attempt, error.orig)
-                time.sleep(0.01 * 2 ** attempt)
+                # Jittered, so that the transactions that collided do not
+                # start again in step and collide once more.
+                time.sleep(0.01 * 2 ** attempt * random.uniform(0.5, 1.5))
 
     def read(self, fn, *args, **kwargs):
         return self.run(fn, *args, write=False, **kwargs)

@@ -81,17 +81,36 @@ def test_other_database_errors_are_not_retried(db):
 
 def test_retries_stop_after_the_last_attempt(db):
     """A database still out of reach then is "unavailable" (a 503); a
-    conflict that keeps recurring is the error itself."""
+    deadlock that keeps recurring is a concurrent update (a 409 the
+    client may retry)."""
     attempts = engine._ATTEMPTS
     write = failing_writer([dbapi_error(invalidated=True)] * attempts)
     with pytest.raises(storage_exc.DatabaseUnavailable):
         db.write(write)
     assert write.calls == attempts
     write = failing_writer([dbapi_error(pgcode='40P01')] * attempts)
-    with pytest.raises(sa_exc.DBAPIError):
+    with pytest.raises(storage_exc.ConcurrentUpdate):
         db.write(write)
     assert write.calls == attempts
     assert trait_names(db) == []
+
+
+def test_an_error_raised_while_handling_a_transient_one_is_retried(db):
+    """What a failed rollback to a savepoint raises after a deadlock
+    carries the deadlock as its context."""
+    def chained():
+        try:
+            raise dbapi_error(pgcode='40P01')
+        except sa_exc.DBAPIError:
+            try:
+                raise dbapi_error('SAVEPOINT sa_savepoint_1 does not exist')
+            except sa_exc.DBAPIError as error:
+                return error
+    assert engine.transient_cause(chained()) == 'deadlock'
+    write = failing_writer([chained(), None])
+    db.write(write)
+    assert write.calls == 2
+    assert trait_names(db) == ['CUSTOM_ENGINE_2']
 
 
 def test_any_exception_rolls_the_whole_call_back(db):

@@ -83,6 +83,42 @@ def test_deadlock_is_retried(db, classes, retries):
     assert retries('deadlock') == before + 1
 
 
+def test_deadlock_inside_a_savepoint_is_retried(db, classes, retries):
+    """The same deadlock, met inside a savepoint: MariaDB ends the whole
+    transaction, the rollback to the savepoint then fails ("SAVEPOINT
+    does not exist"), and that error is still known as the deadlock's and
+    retried (it was a 500)."""
+    first, second = classes
+    both_hold_one = threading.Barrier(2, timeout=10)
+    attempts = {'a': 0, 'b': 0}
+    errors = []
+
+    def work(name, one, other):
+        def fn(conn):
+            attempts[name] += 1
+            _touch(conn, one)
+            if attempts[name] == 1:
+                both_hold_one.wait()
+            with conn.begin_nested():
+                _touch(conn, other)
+            return name
+        try:
+            assert db.write(fn) == name
+        except Exception as exc:  # reported below, with the other's
+            errors.append(exc)
+
+    before = retries('deadlock')
+    threads = [threading.Thread(target=work, args=('a', first, second)),
+               threading.Thread(target=work, args=('b', second, first))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert not errors, errors
+    assert sorted(attempts.values()) == [1, 2]
+    assert retries('deadlock') == before + 1
+
+
 def test_lock_wait_timeout_is_retried(db, classes, retries):
     """A row held longer than innodb_lock_wait_timeout: the waiter's
     attempt fails with 1205, the next one gets the row."""
