@@ -100,10 +100,16 @@ class Unauthorized(PlacementError):
 class MethodNotAllowed(PlacementError):
     status = falcon.HTTP_405
 
-    def __init__(self, req, allowed):
-        super().__init__(
-            'The method specified is not allowed for this resource.',
-            headers={'Allow': ', '.join(allowed)})
+    def __init__(self, req, allowed=None):
+        """``allowed``: the methods for the Allow header (``None``: no
+        header and no explanation, as upstream answers a method its
+        version does not serve)."""
+        if allowed is None:
+            super().__init__('')
+        else:
+            super().__init__(
+                'The method specified is not allowed for this resource.',
+                headers={'Allow': ', '.join(allowed)})
 
 
 _TAG = re.compile(r'<.*?>', re.S)

@@ -90,9 +90,8 @@ def operation(summary, **contract):
     """Declare a responder's contract (see ``Operation``) and serve it only
     for microversions in its range.
 
-    Outside the range the request is answered as if the route (404) or
-    the method (``outside=405``) did not exist at that version, as
-    upstream does.
+    Outside the range the request is answered as upstream answers it: a
+    404, or (``outside=405``) a 405 that names no methods.
     """
     spec = Operation(summary, **contract)
 
@@ -101,9 +100,12 @@ def operation(summary, **contract):
         def wrapper(resource, req, resp, *args, **kwargs):
             if not spec.serves(req.context.microversion):
                 if spec.outside == 405:
+                    # Upstream names no methods when a version lacks one
+                    # of its own; our extensions answer as if absent.
                     raise errors.MethodNotAllowed(
                         req, resource.allowed_methods(
-                            req.context.microversion))
+                            req.context.microversion)
+                        if spec.extension else None)
                 raise errors.NotFound()
             req.context.operation = spec
             return responder(resource, req, resp, *args, **kwargs)

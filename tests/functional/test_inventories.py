@@ -463,7 +463,11 @@ def test_put_all_below_usage_is_allowed(client, db, caplog):
 def test_delete_all_before_1_5_is_405(client):
     rp = _provider(client)
     _post(client, rp, 'VCPU')
-    client.delete(_url(rp), version='1.4', status=405)
+    resp = client.delete(_url(rp), version='1.4', status=405)
+    # As upstream: a method its version lacks names no others.
+    assert 'Allow' not in resp.headers
+    assert resp.json['errors'][0]['detail'] == (
+        'The method DELETE is not allowed for this resource. \n\n ')
     assert 'VCPU' in _inventories(client, rp)
 
 
