@@ -1,0 +1,92 @@
+"""The differential replay's comparison: what counts as a difference."""
+
+import json
+
+from tests.differential import replay
+from tests.differential.sequence import Generator
+from tests.differential.sequence import Step
+
+PORTS = [1111, 2222]
+
+
+def answer(status, body, **headers):
+    headers = {name.replace('_', '-'): value
+               for name, value in headers.items()}
+    headers.setdefault('content-type', 'application/json')
+    return replay.Answer(status, headers, json.dumps(body).encode())
+
+
+def error(status, detail):
+    return {'errors': [{'status': status, 'detail': detail,
+                        'request_id': 'req-%d' % len(detail)}]}
+
+
+def compare(step, ours, theirs, details=False):
+    return replay.differences(step, ours, theirs, PORTS, details)
+
+
+def test_same_answers_with_lists_in_another_order_agree():
+    step = Step('GET', '/resource_providers')
+    ours = answer(200, {'resource_providers': [{'uuid': 'a'}, {'uuid': 'b'}]})
+    theirs = answer(200, {'resource_providers': [{'uuid': 'b'},
+                                                 {'uuid': 'a'}]})
+    assert compare(step, ours, theirs) == []
+
+
+def test_status_headers_and_bodies_are_compared():
+    step = Step('GET', '/')
+    assert compare(step, answer(200, {}), answer(404, {}))[0] == (
+        'status 200 vs upstream 404')
+    found = compare(step, answer(405, {}, allow='GET, PUT'),
+                    answer(405, {}, allow='PUT, GET'))
+    assert found and found[0].startswith('headers')
+    assert compare(step, answer(200, {'a': 1}), answer(200, {'a': 2}))
+
+
+def test_location_is_compared_without_the_servers_ports():
+    step = Step('POST', '/resource_providers')
+    ours = answer(201, None, location='http://127.0.0.1:1111/rp/x')
+    theirs = answer(201, None, location='http://127.0.0.1:2222/rp/x')
+    assert compare(step, ours, theirs) == []
+
+
+def test_error_details_only_when_asked_for():
+    step = Step('GET', '/')
+    ours = answer(400, error(400, 'one wording'))
+    theirs = answer(400, error(400, 'another wording'))
+    assert compare(step, ours, theirs) == []
+    assert compare(step, ours, theirs, details=True)
+
+
+def test_quoted_lists_in_details_are_sets():
+    step = Step('PUT', '/allocations/c')
+    ours = answer(409, error(409, "Inventory for 'A, B' on 'x, y' invalid"))
+    theirs = answer(409, error(409, "Inventory for 'B, A' on 'y, x' invalid"))
+    assert compare(step, ours, theirs, details=True) == []
+
+
+def test_vary_is_not_compared_on_errors():
+    step = Step('GET', '/x')
+    ours = answer(404, {}, vary='openstack-api-version')
+    assert compare(step, ours, answer(404, {})) == []
+    assert compare(step, answer(200, {}, vary='openstack-api-version'),
+                   answer(200, {}))
+
+
+def test_limited_candidates_are_compared_by_count():
+    step = Step('GET', '/allocation_candidates?resources=VCPU:1&limit=1')
+
+    def candidates(uuid):
+        return answer(200, {'allocation_requests': [{'allocations': {
+            uuid: {'resources': {'VCPU': 1}}}}], 'provider_summaries': {}})
+    assert compare(step, candidates('a'), candidates('b')) == []
+    unlimited = Step('GET', '/allocation_candidates?resources=VCPU:1')
+    assert compare(unlimited, candidates('a'), candidates('b'))
+
+
+def test_a_seed_always_draws_the_same_sequence():
+    def draw(seed):
+        generator = Generator(seed)
+        return [str(generator.next()) for _ in range(50)]
+    assert draw(7) == draw(7)
+    assert draw(7) != draw(8)
