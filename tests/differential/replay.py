@@ -61,12 +61,16 @@ def send(port, step):
     return Answer(response.status, found, raw)
 
 
-# A quoted, comma-separated list in an error detail ('A, B'): upstream
-# builds some from sets, in no stable order.
-_QUOTED_LIST = re.compile(r"'([^']*, [^']*)'")
+# Lists in error details, quoted ('A, B') or as Python shows them
+# (['A', 'B']): upstream builds some from sets, in no stable order.
+_QUOTED_LIST = re.compile(r"'([^'\[\]]*, [^'\[\]]*)'")
+_PYTHON_LIST = re.compile(r"\[('[^\]]*')\]")
 
 
 def _canonical_detail(detail):
+    detail = _PYTHON_LIST.sub(
+        lambda match: '[%s]' % ', '.join(sorted(match.group(1).split(', '))),
+        detail)
     return _QUOTED_LIST.sub(
         lambda match: "'%s'" % ', '.join(sorted(match.group(1).split(', '))),
         detail)

@@ -78,7 +78,8 @@ class Generator:
             (8, self.candidates), (3, self.usages), (4, self.show),
             (1, self.delete_provider), (1, self.delete_inventory),
             (1, self.delete_class_or_trait), (2, self.broken),
-            (1, self.reshape),
+            (1, self.reshape), (2, self.post_inventory),
+            (1, self.delete_traits), (1, self.rename_class),
         ]
         self.total = sum(weight for weight, _ in self.actions)
 
@@ -173,6 +174,27 @@ class Generator:
                     {'resource_provider_generation': self.generation(uuid),
                      'total': self.rng.choice([1, 16, 128])},
                     self.version())
+
+    def post_inventory(self):
+        uuid = self.provider()
+        record = {'resource_class': self.rng.choice(self.classes()),
+                  'resource_provider_generation': self.generation(uuid),
+                  'total': self.rng.choice([8, 64, 0])}
+        if self.rng.random() < 0.3:
+            record['max_unit'] = self.rng.choice([1, 4])
+        return Step('POST', '/resource_providers/%s/inventories' % uuid,
+                    record, self.version())
+
+    def delete_traits(self):
+        return Step('DELETE', '/resource_providers/%s/traits'
+                    % self.provider(), None, self.version('1.6'))
+
+    def rename_class(self):
+        """Before 1.7 a PUT renames a custom class."""
+        old = self.rng.choice(self.classes())
+        new = 'CUSTOM_RC_%d' % self.rng.randint(0, 6)
+        return Step('PUT', '/resource_classes/%s' % old, {'name': new},
+                    self.rng.choice(['1.2', '1.5', '1.6']))
 
     def set_traits(self):
         uuid = self.provider()
@@ -506,6 +528,10 @@ class Generator:
                 parts[2] == 'inventories'):
             self._observe_inventories(step, parts)
         elif parts[0] == 'resource_classes':
+            if step.method == 'PUT' and step.body is not None:
+                if parts[1] in state.classes:   # a rename
+                    state.classes.remove(parts[1])
+                parts = ['resource_classes', step.body['name']]
             name = (parts[-1] if step.method != 'POST'
                     else step.body.get('name'))
             if step.method == 'DELETE':

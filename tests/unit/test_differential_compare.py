@@ -63,6 +63,11 @@ def test_quoted_lists_in_details_are_sets():
     ours = answer(409, error(409, "Inventory for 'A, B' on 'x, y' invalid"))
     theirs = answer(409, error(409, "Inventory for 'B, A' on 'y, x' invalid"))
     assert compare(step, ours, theirs, details=True) == []
+    ours = answer(400, error(400, "['_1', '_3'] not found in ['', '1']"))
+    theirs = answer(400, error(400, "['_3', '_1'] not found in ['', '1']"))
+    assert compare(step, ours, theirs, details=True) == []
+    theirs = answer(400, error(400, "['_3', '_2'] not found in ['', '1']"))
+    assert compare(step, ours, theirs, details=True)
 
 
 def test_vary_is_not_compared_on_errors():
