@@ -50,9 +50,10 @@ def _touch(conn, class_id):
                  .values(name=_RC.c.name))
 
 
-def test_deadlock_is_retried(db, classes, retries):
-    """Two transactions lock the same two rows in opposite orders: MariaDB
-    kills one with a deadlock, which runs again and succeeds."""
+def _deadlock(db, classes, retries, second_lock):
+    """Two transactions lock the same two rows in opposite orders, the
+    second row each through ``second_lock(conn, row)``: MariaDB kills one
+    with a deadlock; both must succeed, one of them at its second go."""
     first, second = classes
     both_hold_one = threading.Barrier(2, timeout=10)
     attempts = {'a': 0, 'b': 0}
@@ -64,43 +65,7 @@ def test_deadlock_is_retried(db, classes, retries):
             _touch(conn, one)
             if attempts[name] == 1:
                 both_hold_one.wait()
-            _touch(conn, other)
-            return name
-        try:
-            assert db.write(fn) == name
-        except Exception as exc:  # reported below, with the other's
-            errors.append(exc)
-
-    before = retries('deadlock')
-    threads = [threading.Thread(target=work, args=('a', first, second)),
-               threading.Thread(target=work, args=('b', second, first))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(30)
-    assert not errors
-    assert sorted(attempts.values()) == [1, 2]
-    assert retries('deadlock') == before + 1
-
-
-def test_deadlock_inside_a_savepoint_is_retried(db, classes, retries):
-    """The same deadlock, met inside a savepoint: MariaDB ends the whole
-    transaction, the rollback to the savepoint then fails ("SAVEPOINT
-    does not exist"), and that error is still known as the deadlock's and
-    retried (it was a 500)."""
-    first, second = classes
-    both_hold_one = threading.Barrier(2, timeout=10)
-    attempts = {'a': 0, 'b': 0}
-    errors = []
-
-    def work(name, one, other):
-        def fn(conn):
-            attempts[name] += 1
-            _touch(conn, one)
-            if attempts[name] == 1:
-                both_hold_one.wait()
-            with conn.begin_nested():
-                _touch(conn, other)
+            second_lock(conn, other)
             return name
         try:
             assert db.write(fn) == name
@@ -117,6 +82,21 @@ def test_deadlock_inside_a_savepoint_is_retried(db, classes, retries):
     assert not errors, errors
     assert sorted(attempts.values()) == [1, 2]
     assert retries('deadlock') == before + 1
+
+
+def test_deadlock_is_retried(db, classes, retries):
+    _deadlock(db, classes, retries, _touch)
+
+
+def test_deadlock_inside_a_savepoint_is_retried(db, classes, retries):
+    """MariaDB ends the whole transaction on a deadlock met inside a
+    savepoint; the rollback to the savepoint then fails ("SAVEPOINT does
+    not exist"), and that error is still known as the deadlock's and
+    retried (it was a 500)."""
+    def in_savepoint(conn, row):
+        with conn.begin_nested():
+            _touch(conn, row)
+    _deadlock(db, classes, retries, in_savepoint)
 
 
 def test_lock_wait_timeout_is_retried(db, classes, retries):
