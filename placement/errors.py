@@ -133,7 +133,9 @@ def _detail(req, status_code, detail):
     return layout.format(explanation=_EXPLANATIONS.get(status_code, ''),
                          detail=_plain(detail), method=req.method,
                          accept=accept,
-                         content_type=req.content_type)
+                         # An empty header reads as none, as upstream's
+                         # server passes it on.
+                         content_type=req.content_type or None)
 
 
 def error_body(req, error):

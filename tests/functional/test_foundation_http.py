@@ -257,6 +257,16 @@ def test_wrong_content_type_is_415(client):
         'application/json')
 
 
+def test_an_empty_content_type_is_named_none(client):
+    rp = client.post('/resource_providers', json={'name': 'rp'}).json
+    resp = client.app.post(
+        '/resource_providers/%s/inventories' % rp['uuid'], params=b'',
+        headers={'X-Auth-Token': 'admin', 'Content-Type': ''}, status=415)
+    assert only_error(resp)['detail'] == (
+        'The request media type None is not supported by this server. '
+        '\n\n The media type None is not supported, use application/json')
+
+
 def test_get_with_accept_excluding_json_is_406(client):
     resp = client.get('/resource_providers', headers={'Accept': 'text/plain'},
                       status=406)
