@@ -18,6 +18,8 @@ from placement.schemas import validation
 from placement.storage import exceptions as storage_exc
 
 JSON = 'application/json'
+
+
 class Resource:
     """Base for falcon resources: unsupported methods (OPTIONS included)
     answer 405 with an Allow header naming only the supported ones, in
