@@ -453,15 +453,27 @@ class Connection:
         if body is not None:
             payload = json.dumps(body).encode()
             headers['Content-Type'] = 'application/json'
-        started = time.perf_counter()
-        try:
-            self.conn.request(method, path, body=payload, headers=headers)
-            response = self.conn.getresponse()
-            raw = response.read()
-        except BaseException:
-            self.conn.close()
-            raise
-        return response.status, raw, time.perf_counter() - started
+        # A kept-alive connection the server closed while it was idle
+        # fails before any answer: that request is sent again, once, on a
+        # new connection.
+        for attempt in (1, 2):
+            reused = self.conn.sock is not None
+            started = time.perf_counter()
+            try:
+                self.conn.request(method, path, body=payload,
+                                  headers=headers)
+                response = self.conn.getresponse()
+                raw = response.read()
+            except (BrokenPipeError, ConnectionResetError,
+                    http.client.RemoteDisconnected):
+                self.conn.close()
+                if attempt == 2 or not reused:
+                    raise
+                continue
+            except BaseException:
+                self.conn.close()
+                raise
+            return response.status, raw, time.perf_counter() - started
 
     def json(self, method, path, body=None, expect=(200,)):
         status, raw, _ = self.request(method, path, body)

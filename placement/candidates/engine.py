@@ -2,17 +2,18 @@
 
 1. ``root_required`` narrows the trees that may anchor an answer, and
    each request group's names are resolved (``groups.resolve``).
-2. Trees are read a page at a time when the answer is bounded (``limit``
-   or ``[placement] max_allocation_candidates``), all at once otherwise:
-   per page, each group is filtered in SQL to its candidate providers per
-   anchoring tree (``groups.Loader``).
+2. Trees are looked at a page at a time when the answer is bounded
+   (``limit`` or ``[placement] max_allocation_candidates``), all at once
+   otherwise: per page, each group is filtered to its candidate providers
+   per anchoring tree (``groups.Loader``).
 3. The trees every group can use are searched one by one
    (``combine``), lazily, until the answer is complete or bounded; a
    bounded answer reads no page after the one that completes it.
 4. Provider summaries describe the trees the answer uses
    (``summaries``).
 
-The result is plain data: a list of allocation requests, each
+Everything is read from the process's exact in-memory state
+(``snapshot.State``).  The result is plain data: a list of allocation requests, each
 ``(resources, mappings)`` with ``resources`` as {provider uuid: {class:
 amount}} and ``mappings`` as {suffix: [provider uuid]}, and the provider
 summaries as {provider uuid: summary}.
@@ -27,24 +28,24 @@ from placement.candidates import filters
 from placement.candidates import groups as group_loading
 from placement.candidates import summaries
 
-# Trees read by the first page of a bounded answer, at least; each next
-# page reads four times as many, so that a selective request needs few
-# round trips and an easy one reads little more than it answers.
+# Trees looked at by the first page of a bounded answer, at least; each
+# next page takes four times as many, so that a selective request needs
+# few pages and an easy one filters little more than it answers.
 _FIRST_PAGE = 16
 _PAGE_GROWTH = 4
-_LARGEST_PAGE = 4096   # far below SQLite's 32,766 bound parameters
+_LARGEST_PAGE = 4096
 
 
 class _Search:
     """The state of one request's search."""
 
-    def __init__(self, conn, request, settings):
-        self.conn = conn
+    def __init__(self, state, request, settings):
+        self.state = state
         self.request = request
         self.settings = settings
-        self.loader = group_loading.Loader(conn)
+        self.loader = group_loading.Loader(state)
         self.class_names = {}
-        self.root_conditions = None
+        self.root_traits = None
         self.resolved = []
 
     # -- step 1 -------------------------------------------------------------
@@ -55,16 +56,16 @@ class _Search:
         request = self.request
         if request.root_required or request.root_forbidden:
             ids = filters.trait_ids(
-                self.conn, request.root_required | request.root_forbidden)
-            self.root_conditions = filters.root_conditions(
+                self.state, request.root_required | request.root_forbidden)
+            self.root_traits = (
                 {ids[name] for name in request.root_required},
                 {ids[name] for name in request.root_forbidden})
-            if not filters.roots(self.conn, self.root_conditions, limit=1):
+            if not self._roots():
                 raise group_loading.Empty()
         for group in request.groups:
             try:
                 self.resolved.append(group_loading.resolve(
-                    self.conn, group, self.class_names))
+                    self.state, group, self.class_names))
             except (filters.UnknownResourceClass, filters.UnknownTrait):
                 # Upstream filters group by group and stops at the first
                 # that nobody can satisfy, before it looks at the names
@@ -87,12 +88,15 @@ class _Search:
         bounds = [bound for bound in bounds if bound > 0]
         return min(bounds) if bounds else None
 
+    def _roots(self):
+        """The roots that may anchor an answer (root_required), in id
+        order."""
+        return filters.roots(self.state, *(self.root_traits or ()))
+
     def _everywhere(self):
-        if self.root_conditions is None:
+        if self.root_traits is None:
             return group_loading.Scope()
-        return group_loading.Scope(
-            None, set(filters.roots(self.conn, self.root_conditions)),
-            self.root_conditions)
+        return group_loading.Scope(None, set(self._roots()))
 
     def _scopes(self):
         """The scopes to search, in order: every tree at once, or pages
@@ -102,25 +106,15 @@ class _Search:
                                 for r in self.resolved):
             yield self._everywhere()
             return
-        conditions = self.root_conditions or filters.root_conditions((), ())
         size = min(max(bound, _FIRST_PAGE), _LARGEST_PAGE)
+        roots = self._roots()
         if self.settings.randomize:
-            roots = filters.roots(self.conn, conditions)
-            random.shuffle(roots)
-            while roots:
-                page, roots = roots[:size], roots[size:]
-                yield group_loading.Scope(page, set(page))
-                size = min(size * _PAGE_GROWTH, _LARGEST_PAGE)
-            return
-        after = None
-        while True:
-            page = filters.roots(self.conn, conditions, after, size)
-            if not page:
-                return
+            roots = random.sample(roots, len(roots))
+        start = 0
+        while start < len(roots):
+            page = roots[start:start + size]
             yield group_loading.Scope(page, set(page))
-            if len(page) < size:
-                return
-            after = page[-1]
+            start += size
             size = min(size * _PAGE_GROWTH, _LARGEST_PAGE)
 
     def _candidates(self, scope):
@@ -183,9 +177,10 @@ class _Search:
             return None
         parents = {}
         if request.same_subtrees:
-            roots = set(anchors) | {loader.root_of[provider]
+            providers = self.state.providers
+            roots = set(anchors) | {providers[provider].root
                                     for provider in _providers_of(groups)}
-            parents = filters.parents(self.conn, roots)
+            parents = filters.parents(self.state, roots)
         return combine.Constraints(
             inventory=loader.inventory, isolate=request.isolate,
             required_traits=loader.unsuffixed_traits,
@@ -230,9 +225,8 @@ class _Search:
         """The allocation requests, deduplicated, bounded and filtered:
         (resources as {uuid: {class: amount}}, mappings as {suffix:
         {uuid}}, the internal ids of the providers used)."""
-        request, settings, loader = self.request, self.settings, self.loader
-        uuid_of, root_of, sharing = (loader.uuid_of, loader.root_of,
-                                     loader.sharing)
+        request, settings = self.request, self.settings
+        providers, sharing = self.state.providers, self.state.sharing
         templates = self._templates()
         seen = set()
         kept = []
@@ -245,7 +239,7 @@ class _Search:
             used = set()
             for (suffix, _, _, named, _), provider in zip(templates,
                                                          assignment):
-                uuid = uuid_of[provider]
+                uuid = providers[provider].uuid
                 if named:
                     used.add(provider)
                     amounts = resources.setdefault(uuid, {})
@@ -265,7 +259,8 @@ class _Search:
                 seen.add(key)
             produced += 1
             if request.nested_aware or len(
-                    {root_of[provider] for provider in used}) == len(used):
+                    {providers[provider].root for provider in used}
+            ) == len(used):
                 kept.append((resources, mappings, used))
                 if request.limit and len(kept) >= request.limit:
                     break
@@ -303,10 +298,10 @@ def _round_robin(streams):
         live = still
 
 
-def find(conn, request, settings, show_traits=True, show_all_resources=True):
+def find(state, request, settings, show_traits=True, show_all_resources=True):
     """(allocation requests, provider summaries) for ``request``; each
     allocation request is (resources, mappings) as the module says."""
-    search = _Search(conn, request, settings)
+    search = _Search(state, request, settings)
     try:
         search.resolve()
     except group_loading.Empty:
@@ -315,8 +310,7 @@ def find(conn, request, settings, show_traits=True, show_all_resources=True):
     if not answers:
         return [], {}
     provider_summaries = summaries.build(
-        conn, request, answers, search.loader.root_of, show_traits,
-        show_all_resources)
+        state, request, answers, show_traits, show_all_resources)
     return [(resources, {suffix: sorted(uuids)
                          for suffix, uuids in mappings.items()})
             for resources, mappings, _ in answers], provider_summaries

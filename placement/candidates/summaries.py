@@ -1,34 +1,65 @@
-"""Provider summaries: what the answer shows about each provider."""
+"""Provider summaries: what the answer shows about each provider.
 
-from placement.candidates import filters
+A provider's summary changes only when the provider does, and the state
+replaces a provider's object when it reloads it; so each summary is built
+once per shape and kept on the provider until then.  A summary is shared
+by every answer that shows it and must not be changed.
+"""
 
 
-def build(conn, request, answers, root_of, show_traits, show_all_resources):
+def build(state, request, answers, show_traits, show_all_resources):
     """{uuid: summary} for every provider of every tree the answers use
     (before 1.29, only for the providers they use); ``answers`` are
     (resources, mappings, provider ids used)."""
-    used = set().union(*(providers for _, _, providers in answers))
-    roots = {root_of[provider] for provider in used}
-    members = filters.tree_members(conn, roots)
-    if not request.nested_aware:
-        members = [member for member in members if member['id'] in used]
-    resources = filters.inventory_summaries(conn, roots)
-    traits = filters.trait_names(conn, roots) if show_traits else {}
+    providers = state.providers
+    used = set().union(*(ids for _, _, ids in answers))
+    if request.nested_aware:
+        shown = sorted({member for root in {providers[id_].root
+                                            for id_ in used}
+                        for member in state.trees[root]})
+    else:
+        shown = sorted(used)
     requested = None
     if not show_all_resources:
-        requested = {name for group in request.groups
-                     for name in group.resources}
-    summaries = {}
-    for member in members:
-        inventory = resources.get(member['id'], {})
-        if requested is not None:
-            inventory = {name: value for name, value in inventory.items()
-                         if name in requested}
-        summary = {'resources': inventory}
-        if show_traits:
-            summary['traits'] = traits.get(member['id'], [])
-        if request.nested_aware:
-            summary['parent_provider_uuid'] = member['parent_provider_uuid']
-            summary['root_provider_uuid'] = member['root_provider_uuid']
-        summaries[member['uuid']] = summary
-    return summaries
+        requested = frozenset(state.class_ids[name]
+                              for group in request.groups
+                              for name in group.resources)
+    result = {}
+    if requested is not None:
+        # Before 1.27, shaped by the request: not worth keeping.
+        for id_ in shown:
+            provider = providers[id_]
+            result[provider.uuid] = _summary(
+                state, provider, show_traits, request.nested_aware,
+                requested)
+        return result
+    shape = (show_traits, request.nested_aware)
+    for id_ in shown:
+        provider = providers[id_]
+        summary = provider.summaries.get(shape)
+        if summary is None:
+            summary = provider.summaries[shape] = _summary(
+                state, provider, show_traits, request.nested_aware, None)
+        result[provider.uuid] = summary
+    return result
+
+
+def _summary(state, provider, show_traits, nested_aware, requested):
+    names = state.class_names
+    resources = {names[class_id]: {'capacity': record.capacity,
+                                   'used': record.used}
+                 for class_id, record in sorted(provider.inventory.items())
+                 if requested is None or class_id in requested}
+    summary = {'resources': resources}
+    if show_traits:
+        # Oldest trait first: the order upstream happens to answer in,
+        # which its tests expect.
+        summary['traits'] = [state.trait_names[trait_id]
+                             for trait_id in sorted(provider.traits)]
+    if nested_aware:
+        providers = state.providers
+        summary['parent_provider_uuid'] = (
+            providers[provider.parent].uuid
+            if provider.parent is not None else None)
+        summary['root_provider_uuid'] = providers[provider.root].uuid
+    return summary

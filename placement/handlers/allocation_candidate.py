@@ -14,6 +14,7 @@ from placement import metrics
 from placement.candidates import engine
 from placement.candidates import filters
 from placement.candidates import request as candidate_request
+from placement.candidates import snapshot
 from placement.handlers import allocation_candidate_query
 from placement.handlers import base
 from placement.policies import allocation_candidate as policies
@@ -52,10 +53,11 @@ class AllocationCandidates(base.Resource):
         query = base.read_query(req)
         request = allocation_candidate_query.parse(query, version)
         try:
-            allocation_requests, summaries = req.context.db.read(
-                engine.find, request, _settings(req.context.conf),
-                show_traits=version >= (1, 17),
-                show_all_resources=version >= (1, 27))
+            with snapshot.of(req.context.db).fresh() as state:
+                allocation_requests, summaries = engine.find(
+                    state, request, _settings(req.context.conf),
+                    show_traits=version >= (1, 17),
+                    show_all_resources=version >= (1, 27))
         except filters.UnknownResourceClass as exc:
             raise errors.BadRequest(
                 'Invalid resource class in resources parameter: %s'

@@ -14,6 +14,7 @@ import uuid as uuidlib
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
+from placement.storage import changes
 from placement.storage import exceptions
 from placement.storage import providers_core
 from placement.storage import tables
@@ -122,6 +123,7 @@ def set_provider_aggregates(conn, provider_uuid, aggregate_uuids,
     after the write.
     """
     provider_id, generation = _lock_provider(conn, provider_uuid)
+    changes.touch(conn, provider_id)
     if expected_generation is not None and generation != expected_generation:
         raise exceptions.ConcurrentUpdate(
             "Resource provider's generation already changed. Please update "

@@ -21,6 +21,7 @@ import logging
 
 import sqlalchemy as sa
 
+from placement.storage import changes
 from placement.storage import consumers as consumer_storage
 from placement.storage import exceptions
 from placement.storage import inventories
@@ -338,6 +339,8 @@ def apply(conn, writes, prepared):
     freed = collections.Counter()
     for row in existing:
         freed[(row.resource_provider_id, row.resource_class_id)] += row.used
+    changes.touch(conn, *generations,
+                  *(row.resource_provider_id for row in existing))
     class_names = [name for _, name in sorted(
         {(entry.class_id, entry.resource_class) for entry in entries})]
     _check_capacity(entries, records, freed, class_names)
@@ -449,5 +452,8 @@ def delete_for_consumer(conn, consumer_uuid):
         raise exceptions.NotFound(
             "No allocations for consumer '%s'" % consumer_uuid)
     _bump_consumers(conn, [consumer])
+    changes.touch(conn, *conn.scalars(
+        sa.select(_ALLOC.c.resource_provider_id).distinct()
+        .where(_ALLOC.c.consumer_id == consumer_uuid)))
     conn.execute(_ALLOC.delete().where(_ALLOC.c.consumer_id == consumer_uuid))
     consumer_storage.delete_if_unused(conn, [consumer_uuid])

@@ -21,6 +21,7 @@ from sqlalchemy import event
 from sqlalchemy import exc as sa_exc
 
 from placement import metrics
+from placement.storage import changes
 from placement.storage import exceptions
 
 LOG = logging.getLogger(__name__)
@@ -253,8 +254,12 @@ class Database:
                 with self.engine.connect() as conn:
                     if write:
                         conn = conn.execution_options(placement_write=True)
+                        changes.begin(conn)
                     with conn.begin():
-                        return fn(conn, *args, **kwargs)
+                        result = fn(conn, *args, **kwargs)
+                        if write:
+                            changes.record(conn)
+                        return result
             except sa_exc.TimeoutError as error:
                 raise exceptions.DatabaseUnavailable(
                     'No database connection became free in time.') from error

@@ -9,6 +9,7 @@ get it subtly wrong.
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
+from placement.storage import changes
 from placement.storage import exceptions
 from placement.storage import tables
 
@@ -69,6 +70,7 @@ def increment_generation(conn, provider_id, expected_generation):
     if result.rowcount != 1:
         raise exceptions.ConcurrentUpdate(
             'resource provider generation conflict')
+    changes.touch(conn, provider_id)
     return expected_generation + 1
 
 

@@ -9,6 +9,7 @@ import os_resource_classes as orc
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
+from placement.storage import changes
 from placement.storage import exceptions
 from placement.storage import names as names_lookup
 from placement.storage import standard_sync
@@ -86,6 +87,7 @@ def create(conn, name):
                 raise exceptions.Duplicate(
                     'Resource class %s already exists.' % name)
             continue  # another creator took the id; pick the next one
+        changes.names_changed(conn)
         return get_by_name(conn, name)
     raise exceptions.Conflict(
         'Max retries of DB transaction exceeded attempting to create '
@@ -96,10 +98,12 @@ def ensure(conn, name):
     """(resource class, created): create ``name`` unless it exists."""
     existing = find_by_name(conn, name)
     if existing is not None:
+        changes.touch(conn)
         return existing, False
     try:
         return create(conn, name), True
     except exceptions.Duplicate:
+        changes.touch(conn)
         return get_by_name(conn, name), False
 
 
@@ -122,6 +126,7 @@ def rename(conn, name, new_name):
     except sa_exc.IntegrityError:
         raise exceptions.Duplicate(
             'Resource class %s already exists.' % new_name)
+    changes.names_changed(conn)
     return get_by_name(conn, new_name)
 
 
@@ -146,3 +151,4 @@ def delete(conn, name):
             'Cannot delete resource class %s. Class is in use in inventory.'
             % name)
     conn.execute(_RC.delete().where(_RC.c.id == resource_class['id']))
+    changes.names_changed(conn)

@@ -10,6 +10,7 @@ import uuid as uuidlib
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
+from placement.storage import changes
 from placement.storage import exceptions
 from placement.storage import providers_core
 from placement.storage import resource_classes
@@ -93,6 +94,7 @@ def create(conn, name, uuid=None, parent_provider_uuid=None):
         if conflict is None:
             raise
         raise conflict from None
+    changes.touch(conn, provider_id)
     if parent is None:
         # A root is its own root, which needs the id the INSERT made.
         conn.execute(_MAKE_ROOT, {'provider_id': provider_id,
@@ -178,6 +180,7 @@ def update(conn, uuid, name, parent_provider_uuid=UNCHANGED,
     none of which change here.  Returns (provider before, provider after).
     """
     provider = providers_core.get_by_uuid(conn, uuid)
+    changes.touch(conn)     # what changes, _apply_update names
     values = {}
     if parent_provider_uuid is not UNCHANGED:
         parent_id, root_id = _new_place(
@@ -202,10 +205,13 @@ def update(conn, uuid, name, parent_provider_uuid=UNCHANGED,
 
 
 def _apply_update(conn, provider_id, values):
+    changes.touch(conn, provider_id)
     if 'root_provider_id' in values:
+        subtree = _subtree_ids(conn, provider_id)
+        changes.touch(conn, *subtree)
         conn.execute(
             _RP.update()
-            .where(_RP.c.id.in_(_subtree_ids(conn, provider_id)),
+            .where(_RP.c.id.in_(subtree),
                    _RP.c.id != provider_id,
                    _RP.c.root_provider_id != values['root_provider_id'])
             .values(root_provider_id=values['root_provider_id']))
@@ -225,6 +231,7 @@ def delete(conn, uuid):
         raise exceptions.NotFound(
             'No resource provider with uuid %s found for delete' % uuid)
     provider_id = provider['id']
+    changes.touch(conn, provider_id)
     child = conn.execute(sa.select(_RP.c.id).where(
         _RP.c.parent_provider_id == provider_id).limit(1)).first()
     if child is not None:

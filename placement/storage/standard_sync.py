@@ -14,6 +14,7 @@ import os_traits
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
+from placement.storage import changes
 from placement.storage import tables
 
 MIN_CUSTOM_RESOURCE_CLASS_ID = 10000
@@ -56,3 +57,4 @@ def sync_traits(conn):
 def sync_all(conn):
     sync_resource_classes(conn)
     sync_traits(conn)
+    changes.names_changed(conn)

@@ -173,3 +173,23 @@ consumers = sa.Table(
              'user_id', 'uuid'),
     sa.Index('consumers_consumer_type_id_idx', 'consumer_type_id'),
 )
+
+# Not upstream's: how processes that keep candidate-relevant state in
+# memory learn exactly what changed (storage/changes.py).  One row holds
+# the stamp of the last change and the stamp below which the log has been
+# pruned; the log names the providers each stamp changed.
+change_stamp = sa.Table(
+    'placement_change_stamp', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column('stamp', sa.BigInteger, nullable=False),
+    sa.Column('pruned_below', sa.BigInteger, nullable=False),
+)
+
+provider_changes = sa.Table(
+    'placement_provider_changes', metadata,
+    sa.Column('id', sa.BigInteger().with_variant(sa.Integer, 'sqlite'),
+              primary_key=True),
+    sa.Column('stamp', sa.BigInteger, nullable=False),
+    sa.Column('provider_id', sa.Integer, nullable=False),
+    sa.Index('placement_provider_changes_stamp_idx', 'stamp'),
+)

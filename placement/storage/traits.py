@@ -8,6 +8,7 @@ every backend.
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
+from placement.storage import changes
 from placement.storage import exceptions
 from placement.storage import names as names_lookup
 from placement.storage import providers_core
@@ -66,13 +67,16 @@ def ensure(conn, name):
     """(trait, created): create the trait ``name`` unless it exists."""
     existing = find_by_name(conn, name)
     if existing is not None:
+        changes.touch(conn)
         return existing, False
     try:
         with conn.begin_nested():
             conn.execute(_TRAIT.insert().values(
                 name=name, created_at=tables.utcnow()))
     except sa_exc.IntegrityError:
+        changes.touch(conn)
         return get_by_name(conn, name), False  # a concurrent create won
+    changes.names_changed(conn)
     return get_by_name(conn, name), True
 
 
@@ -87,6 +91,7 @@ def delete(conn, name):
         raise exceptions.Conflict(
             'The trait %s is in use by a resource provider.' % name)
     conn.execute(_TRAIT.delete().where(_TRAIT.c.id == trait['id']))
+    changes.names_changed(conn)
 
 
 def _traits_of(conn, provider_id):
@@ -115,6 +120,7 @@ def _replace(conn, provider, trait_ids):
     to_add = set(trait_ids) - existing
     to_delete = existing - set(trait_ids)
     if not to_add and not to_delete:
+        changes.touch(conn)
         return provider['generation']
     try:
         generation = providers_core.increment_generation(

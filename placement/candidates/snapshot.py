@@ -1,0 +1,280 @@
+"""The candidate-relevant state of the database, held in memory, exact.
+
+Every allocation-candidates request used to read thousands of inventory,
+usage and trait rows to answer; most of them had not changed since the
+previous request.  Each process now keeps them in memory: providers with
+their place in a tree, inventories, usage, traits and aggregates, and the
+names of resource classes and traits.
+
+Exact, not eventually consistent: before each search the process reads
+the change log's stamp (``storage.changes``, one primary-key read).  Equal
+to its own, nothing has changed anywhere, in any process on any host.
+Otherwise it reloads the providers the log names since its own stamp (or
+everything, when it is too far behind or a write did not say what it
+changed) and then answers.  A write committed before the request read
+the stamp is always seen, as a fresh read of the database would see it.
+
+The state is shared by the threads of a process; ``Snapshot.fresh``
+holds its lock for the refresh and the search that follows, so no search
+sees a half-applied refresh.
+"""
+
+import collections
+import contextlib
+import threading
+import weakref
+
+import os_traits
+import sqlalchemy as sa
+
+from placement.storage import changes
+from placement.storage import providers_core
+from placement.storage import tables
+
+_RP = tables.resource_providers
+_INV = tables.inventories
+_ALLOC = tables.allocations
+_RC = tables.resource_classes
+_TRAIT = tables.traits
+_RP_TRAIT = tables.resource_provider_traits
+_RP_AGG = tables.resource_provider_aggregates
+_AGG = tables.placement_aggregates
+
+# A refresh naming more providers than this reloads everything instead:
+# one pass over each table beats thousands of id lists.
+_PARTIAL_LIMIT = 5000
+
+
+class Inventory:
+    """One inventory record and what is allocated against it."""
+    __slots__ = ('total', 'reserved', 'min_unit', 'max_unit', 'step_size',
+                 'ratio', 'used', 'capacity', 'free')
+
+    def __init__(self, total, reserved, min_unit, max_unit, step_size,
+                 ratio):
+        self.total = total
+        self.reserved = reserved
+        self.min_unit = min_unit
+        self.max_unit = max_unit
+        self.step_size = step_size
+        self.ratio = ratio
+        self.capacity = int((total - reserved) * ratio)
+        self.set_used(0)
+
+    def set_used(self, used):
+        self.used = used
+        self.free = self.capacity - used
+
+    def fits(self, amount):
+        """Whether one allocation of ``amount`` is allowed and has room."""
+        return (self.min_unit <= amount <= self.max_unit
+                and amount % self.step_size == 0 and amount <= self.free)
+
+
+class Provider:
+    """A provider as the candidate search sees it."""
+    __slots__ = ('id', 'uuid', 'parent', 'root', 'inventory', 'traits',
+                 'aggregates', 'summaries')
+
+    def __init__(self, id_, uuid, parent, root):
+        self.id = id_
+        self.uuid = uuid
+        self.parent = parent
+        self.root = root
+        self.inventory = {}         # class id -> Inventory
+        self.traits = frozenset()   # trait ids
+        self.aggregates = frozenset()   # aggregate uuids
+        self.summaries = {}         # shape -> summary, built when asked
+
+
+class State:
+    """Every provider, indexed the ways the search looks them up."""
+
+    def __init__(self):
+        self.stamp = None
+        self.providers = {}                      # id -> Provider
+        self.by_uuid = {}                        # uuid -> id
+        self.trees = collections.defaultdict(set)    # root id -> ids
+        self.aggregate_members = collections.defaultdict(set)  # uuid -> ids
+        self.sharing = set()
+        self.class_ids = {}
+        self.class_names = {}
+        self.trait_ids = {}
+        self.trait_names = {}
+        self._sharing_trait = None
+        self._ordered = None
+        self._roots = None
+
+    # -- lookups --------------------------------------------------------
+
+    def ordered(self):
+        """Every provider id, ascending."""
+        if self._ordered is None:
+            self._ordered = sorted(self.providers)
+        return self._ordered
+
+    def roots(self):
+        """Every root id, ascending."""
+        if self._roots is None:
+            self._roots = sorted(self.trees)
+        return self._roots
+
+    def members(self, root):
+        """The ids of the tree rooted at ``root``, ascending."""
+        return sorted(self.trees.get(root, ()))
+
+    # -- changes --------------------------------------------------------
+
+    def _forget(self, provider_id):
+        provider = self.providers.pop(provider_id, None)
+        if provider is None:
+            return
+        del self.by_uuid[provider.uuid]
+        tree = self.trees.get(provider.root)
+        if tree is not None:
+            tree.discard(provider_id)
+            if not tree:
+                del self.trees[provider.root]
+        for aggregate in provider.aggregates:
+            members = self.aggregate_members[aggregate]
+            members.discard(provider_id)
+            if not members:
+                del self.aggregate_members[aggregate]
+        self.sharing.discard(provider_id)
+
+    def _add(self, provider):
+        self.providers[provider.id] = provider
+        self.by_uuid[provider.uuid] = provider.id
+        self.trees[provider.root].add(provider.id)
+        for aggregate in provider.aggregates:
+            self.aggregate_members[aggregate].add(provider.id)
+        if self._sharing_trait in provider.traits:
+            self.sharing.add(provider.id)
+
+    def _load_names(self, conn):
+        rows = conn.execute(sa.select(_RC.c.id, _RC.c.name)).all()
+        self.class_names = dict(rows)
+        self.class_ids = {name: id_ for id_, name in rows}
+        rows = conn.execute(sa.select(_TRAIT.c.id, _TRAIT.c.name)).all()
+        self.trait_names = dict(rows)
+        self.trait_ids = {name: id_ for id_, name in rows}
+        self._sharing_trait = self.trait_ids.get(
+            os_traits.MISC_SHARES_VIA_AGGREGATE)
+        self.sharing = {provider.id for provider in self.providers.values()
+                        if self._sharing_trait in provider.traits}
+        for provider in self.providers.values():
+            provider.summaries = {}
+
+    def _load_providers(self, conn, ids=None):
+        """Read the providers ``ids`` (None: all) and put them in place
+        of what was known of them."""
+        def only(column):
+            return () if ids is None else (providers_core.ids_in(
+                conn, column, ids),)
+
+        if ids is None:
+            self.__init__()
+            self._load_names(conn)
+        else:
+            for provider_id in ids:
+                self._forget(provider_id)
+        found = {}
+        for id_, uuid, parent, root in conn.execute(
+                sa.select(_RP.c.id, _RP.c.uuid, _RP.c.parent_provider_id,
+                          _RP.c.root_provider_id)
+                .where(*only(_RP.c.id))):
+            found[id_] = Provider(id_, uuid, parent, root)
+        for (provider_id, class_id, total, reserved, min_unit, max_unit,
+             step_size, ratio) in conn.execute(
+                sa.select(_INV.c.resource_provider_id,
+                          _INV.c.resource_class_id, _INV.c.total,
+                          _INV.c.reserved, _INV.c.min_unit, _INV.c.max_unit,
+                          _INV.c.step_size, _INV.c.allocation_ratio)
+                .where(*only(_INV.c.resource_provider_id))):
+            provider = found.get(provider_id)
+            if provider is not None:
+                provider.inventory[class_id] = Inventory(
+                    total, reserved, min_unit, max_unit, step_size, ratio)
+        for provider_id, class_id, used in conn.execute(
+                sa.select(_ALLOC.c.resource_provider_id,
+                          _ALLOC.c.resource_class_id,
+                          sa.func.sum(_ALLOC.c.used))
+                .where(*only(_ALLOC.c.resource_provider_id))
+                .group_by(_ALLOC.c.resource_provider_id,
+                          _ALLOC.c.resource_class_id)):
+            provider = found.get(provider_id)
+            if provider is not None and class_id in provider.inventory:
+                provider.inventory[class_id].set_used(int(used or 0))
+        traits = collections.defaultdict(set)
+        for provider_id, trait_id in conn.execute(
+                sa.select(_RP_TRAIT.c.resource_provider_id,
+                          _RP_TRAIT.c.trait_id)
+                .where(*only(_RP_TRAIT.c.resource_provider_id))):
+            traits[provider_id].add(trait_id)
+        aggregates = collections.defaultdict(set)
+        for provider_id, aggregate in conn.execute(
+                sa.select(_RP_AGG.c.resource_provider_id, _AGG.c.uuid)
+                .select_from(_RP_AGG.join(
+                    _AGG, _AGG.c.id == _RP_AGG.c.aggregate_id))
+                .where(*only(_RP_AGG.c.resource_provider_id))):
+            aggregates[provider_id].add(aggregate)
+        for provider_id, provider in found.items():
+            provider.traits = frozenset(traits.get(provider_id, ()))
+            provider.aggregates = frozenset(aggregates.get(provider_id, ()))
+            self._add(provider)
+        self._ordered = self._roots = None
+
+    def refresh(self, conn):
+        """Bring the state up to the database's latest committed change."""
+        stamp, pruned_below = changes.current(conn)
+        if stamp == self.stamp:
+            return
+        if self.stamp is None or not pruned_below <= self.stamp <= stamp:
+            # New, too far behind, or the database is not the one it was.
+            self._load_providers(conn)
+        else:
+            changed = changes.changed_between(conn, self.stamp, stamp)
+            if changes.EVERYTHING in changed or len(
+                    changed) > _PARTIAL_LIMIT:
+                self._load_providers(conn)
+            else:
+                if changes.NAMES in changed:
+                    self._load_names(conn)
+                changed.discard(changes.NAMES)
+                if changed:
+                    self._load_providers(conn, changed)
+        self.stamp = stamp
+
+
+class Snapshot:
+    """One process's state of one database."""
+
+    def __init__(self, db):
+        self.db = db
+        self.state = State()
+        self.lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def fresh(self):
+        """The state as of now, for the length of the ``with`` block."""
+        with self.lock:
+            try:
+                self.db.read(self.state.refresh)
+            except BaseException:
+                # A refresh cut short may have left it half applied.
+                self.state = State()
+                raise
+            yield self.state
+
+
+_SNAPSHOTS = weakref.WeakKeyDictionary()
+_REGISTRY_LOCK = threading.Lock()
+
+
+def of(db):
+    """The process's Snapshot of the database ``db`` serves."""
+    with _REGISTRY_LOCK:
+        snapshot = _SNAPSHOTS.get(db)
+        if snapshot is None:
+            snapshot = _SNAPSHOTS[db] = Snapshot(db)
+        return snapshot

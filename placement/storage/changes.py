@@ -1,0 +1,92 @@
+"""The change log: which providers each write changed, in commit order.
+
+Processes that keep the candidate-relevant state in memory (see
+``placement.candidates.snapshot``) must answer as a fresh read of the
+database would.  Every write transaction therefore ends by advancing a
+single-row stamp and logging, under the new stamp, the providers it
+changed.  The stamp's row lock is taken last and held only until commit,
+so stamps are handed out in commit order: a reader that sees stamp N sees
+every change up to N, and one short query tells it whether anything
+changed since it last looked.
+
+Storage functions say what they changed with ``touch`` (provider ids) or
+``names_changed`` (resource classes or traits were created, renamed or
+deleted).  A write transaction that says nothing is logged as
+``EVERYTHING``: forgetting to say costs a full reload, never a stale
+answer.
+"""
+
+import sqlalchemy as sa
+
+from placement.storage import tables
+
+_STAMP = tables.change_stamp
+_LOG = tables.provider_changes
+
+# Pseudo provider ids in the log.
+NAMES = 0
+EVERYTHING = -1
+
+# The log keeps this many stamps; a reader further behind reloads whole.
+KEEP = 20000
+# Pruning runs on every PRUNE_EVERY-th stamp.
+PRUNE_EVERY = 1000
+
+_KEY = 'placement.changed'
+
+
+def begin(conn):
+    """Start collecting what the write transaction on ``conn`` changes."""
+    conn.info[_KEY] = None
+
+
+def touch(conn, *provider_ids):
+    """The transaction changed these providers (their rows, inventories,
+    usage, traits, aggregates or place in a tree); with none named, it
+    changed nothing that candidates see."""
+    changed = conn.info.get(_KEY)
+    if changed is None:
+        changed = conn.info[_KEY] = set()
+    changed.update(provider_ids)
+
+
+def names_changed(conn):
+    """The transaction created, renamed or deleted resource classes or
+    traits."""
+    touch(conn, NAMES)
+
+
+def record(conn):
+    """Advance the stamp and log what changed; the last statements of a
+    write transaction, just before its commit."""
+    changed = conn.info.pop(_KEY, None)
+    if changed is None:
+        changed = {EVERYTHING}
+    elif not changed:
+        return
+    conn.execute(_STAMP.update().where(_STAMP.c.id == 1)
+                 .values(stamp=_STAMP.c.stamp + 1))
+    stamp = conn.scalar(sa.select(_STAMP.c.stamp).where(_STAMP.c.id == 1))
+    conn.execute(_LOG.insert(), [{'stamp': stamp, 'provider_id': provider}
+                                 for provider in sorted(changed)])
+    if stamp % PRUNE_EVERY == 0 and stamp > KEEP:
+        floor = stamp - KEEP
+        conn.execute(_LOG.delete().where(_LOG.c.stamp < floor))
+        conn.execute(_STAMP.update().where(_STAMP.c.id == 1)
+                     .values(pruned_below=floor))
+
+
+def current(conn):
+    """(stamp, pruned_below): the last change, and the oldest one the
+    log still names."""
+    row = conn.execute(sa.select(_STAMP.c.stamp, _STAMP.c.pruned_below)
+                       .where(_STAMP.c.id == 1)).one()
+    return row.stamp, row.pruned_below
+
+
+def changed_between(conn, after, upto):
+    """The provider ids (or NAMES, EVERYTHING) changed by stamps in
+    (after, upto]."""
+    return set(conn.scalars(
+        sa.select(_LOG.c.provider_id).distinct()
+        .where(_LOG.c.stamp > after, _LOG.c.stamp <= upto)))

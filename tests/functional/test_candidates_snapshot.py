@@ -1,0 +1,381 @@
+"""The in-memory candidate state is exact, across processes and hosts.
+
+Each process keeps the candidate-relevant state in memory and brings it
+up to date from the change log before every search
+(``placement.candidates.snapshot``).  These tests write through one
+service and read through another that has been answering all along, and
+require every answer to equal the one a brand-new service (whose state is
+a fresh read of the database) gives at that moment:
+
+- in-process, two applications on one database (each with its own
+  Database, so its own state), through a seeded random sequence of every
+  kind of write candidates can see;
+- with real ``placement-api`` processes: two servers on one database, as
+  two hosts would be, writing through one and reading through the other
+  at once;
+- and the change log itself: what each write records, pruning, and a
+  state too far behind or facing a replaced database reloading whole.
+"""
+
+import random
+import uuid as uuidlib
+
+import pytest
+import webtest
+
+from placement import app as placement_app
+from placement.candidates import snapshot
+from placement.storage import changes
+from placement.storage import engine
+
+from tests.conftest import Client
+from tests.functional import server
+
+NAMESPACE = uuidlib.UUID('a3c1f3a4-5b1e-4c53-8d8f-2f4e6f0f7c11')
+AGGS = [str(uuidlib.uuid5(NAMESPACE, 'agg%d' % i)) for i in range(3)]
+PROJECT = str(uuidlib.uuid5(NAMESPACE, 'project'))
+USER = str(uuidlib.uuid5(NAMESPACE, 'user'))
+
+QUERIES = [
+    'resources=VCPU:1,MEMORY_MB:256',
+    'resources=VCPU:2&required=CUSTOM_FAST',
+    'resources=VCPU:1,DISK_GB:10&member_of=in:%s,%s' % (AGGS[0], AGGS[1]),
+    'resources=DISK_GB:20&required=!CUSTOM_SLOW',
+    'resources1=VCPU:1&resources2=CUSTOM_GPU:1&group_policy=isolate',
+    'resources1=VCPU:1&resources2=CUSTOM_GPU:1&group_policy=none'
+    '&same_subtree=1,2',
+    'resources=VCPU:1&root_required=CUSTOM_FAST&limit=3',
+    'resources=CUSTOM_GPU:1&limit=2',
+]
+
+
+def _uuid(*parts):
+    return str(uuidlib.uuid5(NAMESPACE, '/'.join(map(str, parts))))
+
+
+def _app(conf, database_url):
+    """A service of its own on the database: its own engine, so its own
+    in-memory state."""
+    conf.set_override('connection', database_url, group='placement_database')
+    database = engine.Database.from_conf(conf)
+    return Client(webtest.TestApp(
+        placement_app.build_app(conf, database, prepare=False))), database
+
+
+def _answers(client):
+    """Every query's answer (status and body) at the latest version, and
+    the traits answer at 1.16 (before traits in summaries) for one."""
+    found = []
+    for query in QUERIES:
+        response = client.get('/allocation_candidates?' + query,
+                              status='*')
+        found.append((query, response.status_int, response.json))
+    response = client.get('/allocation_candidates?' + QUERIES[0],
+                          version='1.16', status='*')
+    found.append(('1.16', response.status_int, response.json))
+    return found
+
+
+class _Writer:
+    """Random writes of every kind candidates can see, through a client."""
+
+    def __init__(self, client, rng):
+        self.client = client
+        self.rng = rng
+        self.providers = []     # uuids, parents before children
+        self.consumers = set()
+        self.classes = ['CUSTOM_GPU']
+
+    def generation(self, uuid):
+        return self.client.get('/resource_providers/' + uuid).json[
+            'generation']
+
+    def create(self):
+        uuid = _uuid('rp', len(self.providers), self.rng.random())
+        body = {'name': uuid, 'uuid': uuid}
+        if self.providers and self.rng.random() < 0.4:
+            body['parent_provider_uuid'] = self.rng.choice(self.providers)
+        self.client.post('/resource_providers', json=body)
+        self.providers.append(uuid)
+
+    def inventory(self):
+        uuid = self.rng.choice(self.providers)
+        inventories = {}
+        for name in self.rng.sample(['VCPU', 'MEMORY_MB', 'DISK_GB']
+                                    + self.classes, 2):
+            inventories[name] = {
+                'total': self.rng.randint(1, 64),
+                'reserved': self.rng.choice([0, 1]),
+                'allocation_ratio': self.rng.choice([1.0, 2.0])}
+        self.client.put('/resource_providers/%s/inventories' % uuid,
+                        json={'resource_provider_generation':
+                              self.generation(uuid),
+                              'inventories': inventories}, status='*')
+
+    def traits(self):
+        uuid = self.rng.choice(self.providers)
+        names = self.rng.sample(['CUSTOM_FAST', 'CUSTOM_SLOW',
+                                 'MISC_SHARES_VIA_AGGREGATE'],
+                                self.rng.randint(0, 2))
+        self.client.put('/resource_providers/%s/traits' % uuid,
+                        json={'resource_provider_generation':
+                              self.generation(uuid), 'traits': names})
+
+    def aggregates(self):
+        uuid = self.rng.choice(self.providers)
+        self.client.put('/resource_providers/%s/aggregates' % uuid,
+                        json={'resource_provider_generation':
+                              self.generation(uuid),
+                              'aggregates': self.rng.sample(
+                                  AGGS, self.rng.randint(0, 2))})
+
+    def allocate(self):
+        uuid = self.rng.choice(self.providers)
+        inventory = self.client.get(
+            '/resource_providers/%s/inventories' % uuid).json['inventories']
+        if not inventory:
+            return
+        name = self.rng.choice(sorted(inventory))
+        consumer = _uuid('consumer', self.rng.random())
+        status = self.client.put('/allocations/' + consumer, json={
+            'allocations': {uuid: {'resources': {name: 1}}},
+            'project_id': PROJECT, 'user_id': USER,
+            'consumer_type': 'INSTANCE', 'consumer_generation': None},
+            status='*').status_int
+        assert status in (204, 409)
+        if status == 204:
+            self.consumers.add(consumer)
+
+    def free(self):
+        if self.consumers:
+            consumer = self.rng.choice(sorted(self.consumers))
+            self.consumers.discard(consumer)
+            self.client.delete('/allocations/' + consumer)
+
+    def reparent(self):
+        uuid = self.rng.choice(self.providers)
+        parent = self.rng.choice(self.providers + [None])
+        self.client.put('/resource_providers/' + uuid, json={
+            'name': uuid, 'parent_provider_uuid': parent}, status='*')
+
+    def delete(self):
+        self.client.delete('/resource_providers/' + self.rng.choice(
+            self.providers), status='*')
+        listed = self.client.get('/resource_providers').json
+        self.providers = [uuid for uuid in self.providers if uuid in {
+            p['uuid'] for p in listed['resource_providers']}]
+
+    def names(self):
+        """A class appears (or goes), a trait goes and comes back."""
+        if 'CUSTOM_NPU' in self.classes and self.rng.random() < 0.5:
+            if self.client.delete('/resource_classes/CUSTOM_NPU',
+                                  status='*').status_int == 204:
+                self.classes.remove('CUSTOM_NPU')
+        elif 'CUSTOM_NPU' not in self.classes:
+            self.client.put('/resource_classes/CUSTOM_NPU')
+            self.classes.append('CUSTOM_NPU')
+        if self.client.delete('/traits/CUSTOM_SLOW',
+                              status='*').status_int == 204:
+            self.client.put('/traits/CUSTOM_SLOW')
+
+    def step(self):
+        if len(self.providers) < 3:
+            return self.create()
+        action = self.rng.choice([
+            self.create, self.inventory, self.inventory, self.traits,
+            self.aggregates, self.allocate, self.allocate, self.free,
+            self.reparent, self.delete, self.names])
+        action()
+        return action.__name__
+
+
+@pytest.fixture
+def full_loads(monkeypatch):
+    """How many times any state was read whole."""
+    loads = []
+    original = snapshot.State._load_providers
+
+    def counting(self, conn, ids=None):
+        if ids is None:
+            loads.append(self)
+        return original(self, conn, ids)
+
+    monkeypatch.setattr(snapshot.State, '_load_providers', counting)
+    return loads
+
+
+@pytest.mark.parametrize('seed', [1, 2])
+def test_a_long_lived_state_answers_as_a_fresh_read(conf, database_url,
+                                                   seed, full_loads):
+    writer_client, writer_db = _app(conf, database_url)
+    reader, reader_db = _app(conf, database_url)
+    writer_client.put('/traits/CUSTOM_FAST')
+    writer_client.put('/traits/CUSTOM_SLOW')
+    writer_client.put('/resource_classes/CUSTOM_GPU')
+    writer = _Writer(writer_client, random.Random(seed))
+    actions = set()
+    for step in range(60):
+        actions.add(writer.step())
+        fresh, fresh_db = _app(conf, database_url)
+        try:
+            expected = _answers(fresh)
+        finally:
+            fresh_db.dispose()
+        assert _answers(reader) == expected, (step, actions)
+    assert {'inventory', 'allocate', 'free', 'reparent', 'delete',
+            'names', 'traits', 'aggregates'} <= actions
+    # The reader followed the log: it read the database whole once, at
+    # its first request, and only what changed afterwards.
+    reader_state = snapshot.of(reader_db).state
+    assert full_loads.count(reader_state) == 1
+    assert reader_state.stamp == reader_db.read(changes.current)[0]
+    writer_db.dispose()
+    reader_db.dispose()
+
+
+def _tree(port, name, vcpus):
+    uuid = _uuid('server-rp', name)
+    status, body = server.request(port, 'POST', '/resource_providers',
+                                  {'name': name, 'uuid': uuid})
+    assert status == 200, body
+    status, body = server.request(
+        port, 'PUT', '/resource_providers/%s/inventories' % uuid,
+        {'resource_provider_generation': 0,
+         'inventories': {'VCPU': {'total': vcpus}}})
+    assert status == 200, body
+    return uuid
+
+
+def test_writes_through_one_server_are_seen_by_another_at_once(
+        database_url, tmp_path):
+    """Two placement-api servers (two hosts, two workers each) on one
+    database: every claim made through one is seen by the other's very
+    next answer, whichever of its workers answers."""
+    one, two = tmp_path / 'one', tmp_path / 'two'
+    one.mkdir()
+    two.mkdir()
+    query = '/allocation_candidates?resources=VCPU:2'
+    with server.running(database_url, one) as first, \
+            server.running(database_url, two) as second:
+        hosts = [_tree(first, 'host%d' % i, 4) for i in range(3)]
+        for port in (first, second):
+            status, body = server.request(port, 'GET', query)
+            assert len(body['allocation_requests']) == 3
+        # Fill the hosts through the first server, one claim at a time;
+        # after each, both workers of the second must know.
+        free = {uuid: 4 for uuid in hosts}
+        for n in range(6):
+            host = hosts[n % 3]
+            status, body = server.request(
+                first, 'PUT', '/allocations/' + _uuid('claim', n),
+                {'allocations': {host: {'resources': {'VCPU': 2}}},
+                 'project_id': PROJECT, 'user_id': USER,
+                 'consumer_type': 'INSTANCE', 'consumer_generation': None})
+            assert status == 204, body
+            free[host] -= 2
+            for _ in range(4):
+                status, body = server.request(second, 'GET', query)
+                assert status == 200
+                assert sorted(
+                    uuid for request in body['allocation_requests']
+                    for uuid in request['allocations']) == sorted(
+                        uuid for uuid, left in free.items() if left >= 2)
+                assert {uuid: summary['resources']['VCPU']['used']
+                        for uuid, summary in body['provider_summaries'].items()
+                        } == {uuid: 4 - free[uuid]
+                              for uuid in hosts if free[uuid] >= 2}
+        # And a provider created through the second is a candidate of
+        # the first at once.
+        extra = _tree(second, 'host-extra', 8)
+        status, body = server.request(first, 'GET', query)
+        assert [list(request['allocations'])
+                for request in body['allocation_requests']] == [[extra]]
+
+
+# -- the change log --------------------------------------------------------
+
+def _logged(db, since):
+    stamp = db.read(changes.current)[0]
+    return stamp, db.read(changes.changed_between, since, stamp)
+
+
+def test_each_write_logs_the_providers_it_changed(client, db):
+    start = db.read(changes.current)[0]
+    rp = client.post('/resource_providers', json={'name': 'a'}).json
+    stamp, logged = _logged(db, start)
+    provider_id = db.read(lambda conn: conn.exec_driver_sql(
+        "SELECT id FROM resource_providers WHERE uuid = '%s'"
+        % rp['uuid']).scalar())
+    assert logged == {provider_id}
+    client.put('/resource_providers/%s/inventories' % rp['uuid'], json={
+        'resource_provider_generation': 0,
+        'inventories': {'VCPU': {'total': 8}}})
+    after, logged = _logged(db, stamp)
+    assert (after, logged) == (stamp + 1, {provider_id})
+    client.put('/allocations/' + _uuid('c'), json={
+        'allocations': {rp['uuid']: {'resources': {'VCPU': 1}}},
+        'project_id': PROJECT, 'user_id': USER, 'consumer_type': 'INSTANCE',
+        'consumer_generation': None})
+    client.delete('/allocations/' + _uuid('c'))
+    stamp, logged = _logged(db, after)
+    assert (stamp, logged) == (after + 2, {provider_id})
+    # Names: a new class or trait is logged as such, an existing one
+    # changes nothing and takes no stamp.
+    client.put('/traits/CUSTOM_NEW')
+    client.put('/resource_classes/CUSTOM_NEW')
+    after, logged = _logged(db, stamp)
+    assert (after, logged) == (stamp + 2, {changes.NAMES})
+    client.put('/traits/CUSTOM_NEW')
+    client.put('/resource_classes/CUSTOM_NEW')
+    client.put('/resource_providers/%s/traits' % rp['uuid'], json={
+        'resource_provider_generation': 2, 'traits': []})
+    assert db.read(changes.current)[0] == after
+
+
+def test_a_write_that_does_not_say_what_it_changed_is_everything(db):
+    start = db.read(changes.current)[0]
+    db.write(lambda conn: conn.exec_driver_sql(
+        "UPDATE resource_classes SET updated_at = NULL WHERE id = 0"))
+    stamp, logged = _logged(db, start)
+    assert (stamp, logged) == (start + 1, {changes.EVERYTHING})
+
+
+def test_the_log_is_pruned_and_a_state_behind_it_reloads_whole(
+        client, db, monkeypatch, full_loads):
+    monkeypatch.setattr(changes, 'KEEP', 5)
+    monkeypatch.setattr(changes, 'PRUNE_EVERY', 3)
+    query = '/allocation_candidates?resources=VCPU:1'
+    assert client.get(query).json['allocation_requests'] == []
+    assert len(full_loads) == 1
+    uuids = [client.post('/resource_providers',
+                         json={'name': 'rp%d' % i}).json['uuid']
+             for i in range(12)]
+    stamp, pruned_below = db.read(changes.current)
+    assert 0 < pruned_below <= stamp - 5
+    assert min(db.read(lambda conn: conn.exec_driver_sql(
+        'SELECT stamp FROM placement_provider_changes').scalars().all())
+        ) >= pruned_below
+    client.put('/resource_providers/%s/inventories' % uuids[0], json={
+        'resource_provider_generation': 0,
+        'inventories': {'VCPU': {'total': 8}}})
+    body = client.get(query).json
+    assert list(body['allocation_requests'][0]['allocations']) == [uuids[0]]
+    assert len(full_loads) == 2
+
+
+def test_a_replaced_database_is_read_whole(client, db, full_loads):
+    """A stamp lower than the state's (the database was restored or
+    recreated under a running service) reloads everything."""
+    uuid = client.post('/resource_providers', json={'name': 'a'}).json['uuid']
+    client.put('/resource_providers/%s/inventories' % uuid, json={
+        'resource_provider_generation': 0,
+        'inventories': {'VCPU': {'total': 8}}})
+    query = '/allocation_candidates?resources=VCPU:1'
+    assert len(client.get(query).json['allocation_requests']) == 1
+    db.write(lambda conn: (
+        changes.touch(conn),
+        conn.exec_driver_sql('DELETE FROM inventories'),
+        conn.exec_driver_sql(
+            'UPDATE placement_change_stamp SET stamp = 1')))
+    assert client.get(query).json['allocation_requests'] == []
+    assert len(full_loads) == 2
