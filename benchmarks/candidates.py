@@ -214,6 +214,11 @@ def flat_queries(count):
               Flat.expect_traits_member_of(count)),
         Query('simple limit=50', SIMPLE + '&limit=50',
               min(50, Flat.expect_simple(count)), full='simple'),
+        # What nova's scheduler sends by default: no disabled computes,
+        # at most 1,000 candidates (no node here is disabled).
+        Query('nova default', SIMPLE + '&required=!COMPUTE_STATUS_DISABLED'
+              '&limit=1000', min(1000, Flat.expect_simple(count)),
+              full='simple'),
     ]
 
 

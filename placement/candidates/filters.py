@@ -8,12 +8,7 @@ none of the forbidden ones, and is in an aggregate of every ``member_of``
 set and in none of the forbidden ones.
 """
 
-import collections
-
 from placement.storage import exceptions
-
-# No inventory holds more than an Integer column; larger amounts never fit.
-_MAX_AMOUNT = 2147483647
 
 
 class UnknownTrait(exceptions.NotFound):
@@ -22,9 +17,6 @@ class UnknownTrait(exceptions.NotFound):
 
 class UnknownResourceClass(exceptions.NotFound):
     """A resource class named in the request does not exist."""
-
-
-Inventory = collections.namedtuple('Inventory', 'free max_unit')
 
 
 def class_ids(state, names):
@@ -99,17 +91,16 @@ def aggregates_pass(provider, member_of, forbidden_aggregates):
 
 def with_room(provider, amounts, inventory):
     """The class ids of ``amounts`` ({class id: amount}) the provider has
-    room for; records each one's free capacity and max_unit in
-    ``inventory`` ({(provider id, class id): Inventory}) for the
-    combination step."""
+    room for; records each one's inventory (its ``free`` capacity and
+    ``max_unit``) in ``inventory`` ({(provider id, class id):
+    snapshot.Inventory}) for the combination step."""
     found = []
+    records = provider.inventory
     for class_id, amount in amounts.items():
-        record = provider.inventory.get(class_id)
-        if record is None or amount > _MAX_AMOUNT or not record.fits(amount):
-            continue
-        inventory[provider.id, class_id] = Inventory(record.free,
-                                                     record.max_unit)
-        found.append(class_id)
+        record = records.get(class_id)
+        if record is not None and record.fits(amount):
+            inventory[provider.id, class_id] = record
+            found.append(class_id)
     return found
 
 

@@ -23,6 +23,7 @@ MIN_CUSTOM_RESOURCE_CLASS_ID = 10000
 def _insert_missing(conn, table, rows):
     if not rows:
         return
+    changes.names_changed(conn)
     try:
         with conn.begin_nested():
             conn.execute(table.insert(), rows)
@@ -55,6 +56,6 @@ def sync_traits(conn):
 
 
 def sync_all(conn):
+    changes.touch(conn)     # names_changed, if any name was missing
     sync_resource_classes(conn)
     sync_traits(conn)
-    changes.names_changed(conn)

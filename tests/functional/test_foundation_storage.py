@@ -11,6 +11,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
+from placement.storage import changes
 from placement.storage import engine
 from placement.storage import exceptions as storage_exc
 from placement.storage import tables
@@ -179,9 +180,12 @@ def test_sqlite_writers_take_the_write_lock_up_front(sqlite_db, write):
     """A write transaction locks at BEGIN, so two writers queue instead of
     deadlocking when both try to upgrade a read lock; reads never lock."""
     path = sqlite_db.engine.url.database
-    locked_out = sqlite_db.run(lambda conn: not other_writer_can_start(path),
-                               write=write)
-    assert locked_out is write
+
+    def locked_out(conn):
+        changes.touch(conn)     # a bare database: no change log to write
+        return not other_writer_can_start(path)
+
+    assert sqlite_db.run(locked_out, write=write) is write
 
 
 def test_embedded_url_is_a_file_under_state_path(conf, tmp_path):
