@@ -21,6 +21,7 @@ sees a half-applied refresh.
 
 import collections
 import contextlib
+import logging
 import threading
 import weakref
 
@@ -39,6 +40,8 @@ _TRAIT = tables.traits
 _RP_TRAIT = tables.resource_provider_traits
 _RP_AGG = tables.resource_provider_aggregates
 _AGG = tables.placement_aggregates
+
+LOG = logging.getLogger(__name__)
 
 # A refresh naming more providers than this reloads everything instead:
 # one pass over each table beats thousands of id lists.
@@ -265,6 +268,16 @@ class Snapshot:
                 self.state = State()
                 raise
             yield self.state
+
+    def warm(self):
+        """Read the state now (a worker starting), so that no request
+        waits for it; a failure leaves that to the first request."""
+        try:
+            with self.fresh():
+                pass
+        except Exception as error:  # noqa: BLE001 - only a head start
+            LOG.warning('Allocation-candidate state not read at start: %s',
+                        error)
 
 
 _SNAPSHOTS = weakref.WeakKeyDictionary()

@@ -19,6 +19,7 @@ from oslo_config import cfg
 from placement import app
 from placement import config_loader
 from placement import metrics
+from placement.candidates import snapshot
 from placement.storage import engine
 
 LOG = logging.getLogger(__name__)
@@ -69,7 +70,10 @@ class _Server(gunicorn_base.BaseApplication):
         self.cfg.set('child_exit', _child_exit)
 
     def load(self):
-        return app.build_app(self.conf, prepare=False)
+        db = engine.Database.from_conf(self.conf)
+        application = app.build_app(self.conf, db, prepare=False)
+        snapshot.of(db).warm()
+        return application
 
 
 def _child_exit(_server, worker):

@@ -379,3 +379,21 @@ def test_a_replaced_database_is_read_whole(client, db, full_loads):
             'UPDATE placement_change_stamp SET stamp = 1')))
     assert client.get(query).json['allocation_requests'] == []
     assert len(full_loads) == 2
+
+
+def test_a_starting_worker_reads_the_state_before_any_request(db, client):
+    client.post('/resource_providers', json={'name': 'a'})
+    warmed = snapshot.Snapshot(db)
+    warmed.warm()
+    assert warmed.state.stamp == db.read(changes.current)[0]
+    assert len(warmed.state.providers) == 1
+
+
+def test_a_state_not_read_at_start_is_read_by_the_first_request(
+        tmp_path, caplog):
+    unreachable = engine.Database(engine.create_engine(
+        'sqlite:///%s' % (tmp_path / 'missing' / 'placement.sqlite')))
+    cold = snapshot.Snapshot(unreachable)
+    cold.warm()
+    assert cold.state.stamp is None
+    assert 'not read at start' in caplog.text
