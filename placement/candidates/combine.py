@@ -54,23 +54,46 @@ class Constraints:
     traits: dict = dataclasses.field(default_factory=dict)
     same_subtrees: list = dataclasses.field(default_factory=list)
     parents: dict = dataclasses.field(default_factory=dict)
+    # Each provider's ancestors and itself, worked out once per request.
+    ancestry: dict = dataclasses.field(default_factory=dict)
+
+    def ancestors(self, provider):
+        """``provider`` and its ancestors, as a frozenset."""
+        chain = self.ancestry.get(provider)
+        if chain is None:
+            parent = self.parents.get(provider)
+            chain = frozenset((provider,)) if parent is None else (
+                self.ancestors(parent) | {provider})
+            self.ancestry[provider] = chain
+        return chain
+
+    def in_one_subtree(self, providers):
+        """True if one of ``providers`` is an ancestor-or-self of all."""
+        providers = set(providers)
+        if len(providers) <= 1:
+            return True
+        return not providers.isdisjoint(frozenset.intersection(
+            *(self.ancestors(provider) for provider in providers)))
 
 
-def _ancestry(provider, parents):
-    chain = set()
-    while provider is not None:
-        chain.add(provider)
-        provider = parents.get(provider)
-    return chain
+def traits_settled(option_lists, required, traits):
+    """Whether picking one provider from each list gives providers that
+    hold one trait of each ``required`` set together: True when every
+    pick does (each provider of some list holds them all), False when
+    none can (all the providers together lack one), None when only a
+    search can tell.  ``traits`` maps a provider to its trait ids."""
+    def holds_all(held):
+        return all(not held.isdisjoint(any_of) for any_of in required)
 
-
-def in_one_subtree(providers, parents):
-    """True if one of ``providers`` is an ancestor-or-self of all."""
-    providers = set(providers)
-    if len(providers) <= 1:
+    empty = frozenset()
+    if any(all(holds_all(traits.get(provider, empty))
+               for provider in options) for options in option_lists):
         return True
-    common = set.intersection(*(_ancestry(p, parents) for p in providers))
-    return bool(common & providers)
+    held = set()
+    for options in option_lists:
+        for provider in options:
+            held |= traits.get(provider, empty)
+    return None if holds_all(held) else False
 
 
 def _matching_size(slots):
@@ -92,22 +115,39 @@ def _matching_size(slots):
 
 
 def hopeless(slots, constraints):
-    """True when no assignment of ``slots`` can satisfy the bounds."""
+    """True when no assignment of ``slots`` can satisfy the bounds.
+
+    Each slot's providers have room for that slot alone; only slots
+    that compete (for a provider under isolate, or for a class) can
+    rule the tree out."""
     granular = [slot for slot in slots if slot.granular]
-    if constraints.isolate and len(granular) > 1 and (
+    if constraints.isolate and len(granular) > 1 and _shared(
+            slot.providers for slot in granular) and (
             _matching_size(granular) < len(granular)):
         return True
     demand = collections.Counter()
     offered = collections.defaultdict(set)
+    askers = collections.Counter()
     for slot in slots:
         for class_id, amount in slot.amounts:
             demand[class_id] += amount
             offered[class_id].update(slot.providers)
+            askers[class_id] += 1
     inventory = constraints.inventory
     return any(
         needed > sum(inventory[provider, class_id].free
                      for provider in offered[class_id])
-        for class_id, needed in demand.items())
+        for class_id, needed in demand.items() if askers[class_id] > 1)
+
+
+def _shared(provider_lists):
+    """Whether a provider is in more than one of the lists."""
+    seen = set()
+    for providers in provider_lists:
+        if not seen.isdisjoint(providers):
+            return True
+        seen.update(providers)
+    return False
 
 
 class _Search:
@@ -126,6 +166,9 @@ class _Search:
                        if slot.suffix in suffixes]
             if indexes:
                 self.subtrees_done_at[max(indexes)].append(indexes)
+        self.checked = set(self.subtrees_done_at)
+        if constraints.required_traits:
+            self.checked.add(self.last_unsuffixed)
         self.taken = collections.Counter()
         self.chosen = []
         self.granular_in_use = set()
@@ -153,8 +196,8 @@ class _Search:
                        for any_of in constraints.required_traits):
                 return False
         for indexes in self.subtrees_done_at.get(index, ()):
-            if not in_one_subtree([self.chosen[i] for i in indexes],
-                                  constraints.parents):
+            if not constraints.in_one_subtree(
+                    [self.chosen[i] for i in indexes]):
                 return False
         return True
 
@@ -174,7 +217,7 @@ class _Search:
             self.chosen.append(provider)
             if isolate:
                 self.granular_in_use.add(provider)
-            if self._holds_after(index):
+            if index not in self.checked or self._holds_after(index):
                 yield from self.run(index + 1)
             if isolate:
                 self.granular_in_use.discard(provider)

@@ -164,33 +164,32 @@ class _Search:
             lists.append(options)
         return lists
 
-    def _constraints(self, groups, anchors):
-        """The constraints between slots; None when there are none, so
-        that every combination of the slots' providers is an answer."""
+    def _constraints(self, groups):
+        """(the constraints between slots, whether the unsuffixed group's
+        required traits are the only one); None for the constraints when
+        there are none, so that every combination of the slots' providers
+        is an answer."""
         request, loader = self.request, self.loader
         classes = collections.Counter(
             class_id for found in groups for class_id in found.amounts)
         granular = sum(1 for found in groups if found.group.granular)
-        if not (loader.unsuffixed_traits or request.same_subtrees
-                or (request.isolate and granular > 1)
-                or any(count > 1 for count in classes.values())):
-            return None
-        parents = {}
-        if request.same_subtrees:
-            providers = self.state.providers
-            roots = set(anchors) | {providers[provider].root
-                                    for provider in _providers_of(groups)}
-            parents = filters.parents(self.state, roots)
+        others = (request.same_subtrees or (request.isolate and granular > 1)
+                  or any(count > 1 for count in classes.values()))
+        if not (others or loader.unsuffixed_traits):
+            return None, False
         return combine.Constraints(
             inventory=loader.inventory, isolate=request.isolate,
             required_traits=loader.unsuffixed_traits,
             traits=loader.provider_traits,
-            same_subtrees=request.same_subtrees, parents=parents)
+            same_subtrees=request.same_subtrees,
+            parents=filters.Parents(self.state)), not others
 
     def _streams(self, templates):
         """Per anchoring tree, scope after scope, the assignments (a
         provider per slot) that answer the request, lazily."""
         shuffle = self.settings.randomize
+        unsuffixed = [index for index, template in enumerate(templates)
+                      if not template[1]]
         for scope in self._scopes():
             groups = self._candidates(scope)
             if groups is None:
@@ -203,11 +202,15 @@ class _Search:
                     random.shuffle(anchors)
             else:
                 anchors = [root for root in scope.roots if root in anchors]
-            constraints = self._constraints(groups, anchors)
+            constraints, traits_only = self._constraints(groups)
             for anchor in anchors:
                 providers = self._providers(groups, templates, anchor,
                                             shuffle)
-                if constraints is None:
+                if constraints is None or traits_only and (
+                        combine.traits_settled(
+                            [providers[index] for index in unsuffixed],
+                            constraints.required_traits,
+                            constraints.traits)):
                     yield itertools.product(*providers)
                     continue
                 yield combine.answers(
@@ -224,7 +227,8 @@ class _Search:
     def answers(self):
         """The allocation requests, deduplicated, bounded and filtered:
         (resources as {uuid: {class: amount}}, mappings as {suffix:
-        {uuid}}, the internal ids of the providers used)."""
+        [uuid, ...]} (sorted), the internal ids of the providers
+        used)."""
         request, settings = self.request, self.settings
         providers, sharing = self.state.providers, self.state.sharing
         templates = self._templates()
@@ -245,7 +249,12 @@ class _Search:
                     amounts = resources.setdefault(uuid, {})
                     for name, amount in named:
                         amounts[name] = amounts.get(name, 0) + amount
-                mappings.setdefault(suffix, set()).add(uuid)
+                placed = mappings.get(suffix)
+                if placed is None:
+                    mappings[suffix] = [uuid]
+                elif uuid not in placed:
+                    placed.append(uuid)
+                    placed.sort()
             if sharing and sharing.issuperset(assignment):
                 # An answer made of sharing providers alone comes again
                 # from every other tree they all serve.
@@ -267,16 +276,6 @@ class _Search:
             if 0 <= settings.max_candidates <= produced:
                 break
         return kept
-
-
-def _providers_of(groups):
-    for found in groups:
-        for options in found.by_anchor.values():
-            if isinstance(options, dict):
-                for providers in options.values():
-                    yield from providers
-            else:
-                yield from options
 
 
 def _round_robin(streams):
@@ -311,6 +310,5 @@ def find(state, request, settings, show_traits=True, show_all_resources=True):
         return [], {}
     provider_summaries = summaries.build(
         state, request, answers, show_traits, show_all_resources)
-    return [(resources, {suffix: sorted(uuids)
-                         for suffix, uuids in mappings.items()})
+    return [(resources, mappings)
             for resources, mappings, _ in answers], provider_summaries

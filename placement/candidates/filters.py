@@ -73,6 +73,51 @@ def in_any(state, aggregate_uuids):
     return members
 
 
+def holding_every(state, class_ids):
+    """Ids of the providers with inventory of every class."""
+    found = None
+    for class_id in sorted(class_ids,
+                           key=lambda c: len(state.class_members.get(c, ()))):
+        members = state.class_members.get(class_id, set())
+        found = set(members) if found is None else found & members
+        if not found:
+            break
+    return found if found is not None else set()
+
+
+def holding_any(state, class_ids):
+    """Ids of the providers with inventory of any of the classes."""
+    found = set()
+    for class_id in class_ids:
+        found |= state.class_members.get(class_id, set())
+    return found
+
+
+def drop_by_traits(state, found, required=(), forbidden=()):
+    """``found`` (a set, changed in place) less the providers that lack
+    one of each set of ``required`` trait ids or hold a ``forbidden``
+    one."""
+    members = state.trait_members
+    for any_of in required:
+        holders = set()
+        for trait_id in any_of:
+            holders |= members.get(trait_id, set())
+        found &= holders
+    for trait_id in forbidden:
+        found -= members.get(trait_id, set())
+    return found
+
+
+def reaching(state, members):
+    """Ids of the providers that are in ``members`` or in the tree of a
+    root that is, and every sharing provider: those an unsuffixed group
+    with ``member_of`` may use."""
+    found = set(members) | state.sharing
+    for member in members:
+        found |= state.trees.get(member, set())
+    return found
+
+
 def traits_pass(provider, required, forbidden):
     """One trait id of each set of ``required``, none of ``forbidden``."""
     traits = provider.traits
@@ -116,8 +161,12 @@ def sharing_anchors(state, provider):
     return anchors
 
 
-def parents(state, root_ids):
-    """{provider id: parent id (None for a root)} in the trees."""
-    providers = state.providers
-    return {member: providers[member].parent
-            for root in root_ids for member in state.trees.get(root, ())}
+class Parents:
+    """{provider id: parent id (None for a root)}, read from the state
+    as the search asks (it asks about few of the providers)."""
+
+    def __init__(self, state):
+        self.providers = state.providers
+
+    def get(self, provider):
+        return self.providers[provider].parent

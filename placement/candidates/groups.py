@@ -100,17 +100,27 @@ class Loader:
 
     # -- shared -----------------------------------------------------------
 
-    def _within(self, tree_root):
+    def _within(self, tree_root, candidates=None):
         """The providers the scope (and ``in_tree``) lets a group use, in
-        id order: the scope's trees and every sharing provider."""
+        id order: the scope's trees and every sharing provider; only
+        those among ``candidates`` (ids) unless it is None."""
         state, scope = self.state, self._scope
         providers = state.providers
         if tree_root is not None:
             ids = state.members(tree_root)
             if scope.allowed is not None and tree_root not in scope.allowed:
                 ids = [id_ for id_ in ids if id_ in self.sharing]
+            if candidates is not None:
+                ids = [id_ for id_ in ids if id_ in candidates]
         elif scope.roots is None and scope.allowed is None:
-            ids = state.ordered()
+            ids = state.ordered() if candidates is None else sorted(
+                candidates)
+        elif candidates is not None:
+            allowed = scope.allowed
+            sharing = self.sharing
+            ids = sorted(id_ for id_ in candidates
+                         if providers[id_].root in allowed
+                         or id_ in sharing)
         else:
             roots = scope.roots if scope.roots is not None else scope.allowed
             ids = set(self.sharing)
@@ -142,7 +152,8 @@ class Loader:
         group = resolved.group
         amounts = resolved.amounts
         by_anchor = collections.defaultdict(list)
-        for provider in self._within(resolved.tree_root):
+        for provider in self._within(resolved.tree_root,
+                                     self._granular_candidates(resolved)):
             if not (filters.traits_pass(provider, resolved.required,
                                         resolved.forbidden)
                     and filters.aggregates_pass(
@@ -156,6 +167,22 @@ class Loader:
                 by_anchor[anchor].append(provider.id)
         return GroupCandidates(group, amounts, by_anchor)
 
+    def _granular_candidates(self, resolved):
+        """The ids that may pass the group's filters, from the state's
+        indexes (None: any provider may)."""
+        group, state = resolved.group, self.state
+        if resolved.amounts:
+            found = filters.holding_every(state, resolved.amounts)
+        elif resolved.required:
+            found = set(state.providers)
+        else:
+            return None
+        filters.drop_by_traits(state, found, resolved.required,
+                               resolved.forbidden)
+        if group.member_of:
+            found &= filters.in_every(state, group.member_of)
+        return found
+
     # -- the unsuffixed group ---------------------------------------------
 
     def _unsuffixed_entries(self, resolved):
@@ -165,8 +192,13 @@ class Loader:
                    if group.member_of else None)
         bad = (filters.in_any(self.state, group.forbidden_aggregates)
                if group.forbidden_aggregates else set())
+        candidates = filters.drop_by_traits(
+            self.state, filters.holding_any(self.state, resolved.amounts),
+            forbidden=resolved.forbidden)
+        if members is not None:
+            candidates &= filters.reaching(self.state, members)
         entries = collections.defaultdict(list)
-        for provider in self._within(resolved.tree_root):
+        for provider in self._within(resolved.tree_root, candidates):
             if not provider.traits.isdisjoint(resolved.forbidden):
                 continue
             classes = filters.with_room(provider, resolved.amounts,
@@ -216,8 +248,12 @@ class Loader:
     def _traits_possible(self, per_class, amounts):
         """Whether some choice of one provider per class holds the
         unsuffixed group's required traits together."""
-        slots = [combine.Slot('', False, (), per_class[class_id])
-                 for class_id in sorted(amounts)]
+        lists = [per_class[class_id] for class_id in sorted(amounts)]
+        settled = combine.traits_settled(lists, self.unsuffixed_traits,
+                                         self.provider_traits)
+        if settled is not None:
+            return settled
+        slots = [combine.Slot('', False, (), options) for options in lists]
         constraints = combine.Constraints(
             inventory=self.inventory,
             required_traits=self.unsuffixed_traits,

@@ -99,6 +99,10 @@ class State:
         self.by_uuid = {}                        # uuid -> id
         self.trees = collections.defaultdict(set)    # root id -> ids
         self.aggregate_members = collections.defaultdict(set)  # uuid -> ids
+        # Who has inventory of a class, who holds a trait: a request
+        # group starts from these instead of every provider.
+        self.class_members = collections.defaultdict(set)  # class -> ids
+        self.trait_members = collections.defaultdict(set)  # trait -> ids
         self.sharing = set()
         self.class_ids = {}
         self.class_names = {}
@@ -138,11 +142,9 @@ class State:
             tree.discard(provider_id)
             if not tree:
                 del self.trees[provider.root]
-        for aggregate in provider.aggregates:
-            members = self.aggregate_members[aggregate]
-            members.discard(provider_id)
-            if not members:
-                del self.aggregate_members[aggregate]
+        _unindex(self.aggregate_members, provider.aggregates, provider_id)
+        _unindex(self.class_members, provider.inventory, provider_id)
+        _unindex(self.trait_members, provider.traits, provider_id)
         self.sharing.discard(provider_id)
 
     def _add(self, provider):
@@ -151,6 +153,10 @@ class State:
         self.trees[provider.root].add(provider.id)
         for aggregate in provider.aggregates:
             self.aggregate_members[aggregate].add(provider.id)
+        for class_id in provider.inventory:
+            self.class_members[class_id].add(provider.id)
+        for trait_id in provider.traits:
+            self.trait_members[trait_id].add(provider.id)
         if self._sharing_trait in provider.traits:
             self.sharing.add(provider.id)
 
@@ -247,6 +253,14 @@ class State:
                 if changed:
                     self._load_providers(conn, changed)
         self.stamp = stamp
+
+
+def _unindex(index, keys, provider_id):
+    for key in keys:
+        members = index[key]
+        members.discard(provider_id)
+        if not members:
+            del index[key]
 
 
 class Snapshot:

@@ -1,0 +1,144 @@
+"""Where a candidates request spends its time, in one process, no HTTP.
+
+    .venv/bin/python benchmarks/profile_candidates.py [--flat N]
+        [--nested N] [--repeat R] [--profile QUERY] [--sort cumtime]
+
+Loads the candidates benchmark's flat and nested deployments (the same
+providers, traits, aggregates and allocations, ``benchmarks/
+candidates.py``) through the WSGI application into a SQLite file, then
+times each of its queries through the whole application (falcon,
+policy, the search, the JSON encoding), R times.  ``--profile`` names a
+query (e.g. ``'flat simple'``) to run under cProfile and print the
+functions that cost most.  Not a comparison with upstream: that is
+``candidates.py``; this is the profile to read before changing the
+search.
+"""
+
+import argparse
+import cProfile
+import os
+import pstats
+import statistics
+import sys
+import tempfile
+import time
+
+import webtest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import candidates  # noqa: E402
+
+from placement import app as placement_app  # noqa: E402
+from placement import conf as placement_conf  # noqa: E402
+from placement.storage import engine  # noqa: E402
+from placement.storage import migration  # noqa: E402
+from placement.storage import standard_sync  # noqa: E402
+
+HEADERS = {'X-Auth-Token': 'admin', 'Accept': 'application/json',
+           'OpenStack-API-Version': 'placement ' + candidates.MICROVERSION}
+
+
+def build(directory):
+    os.mkdir(directory)
+    conf = placement_conf.new_config()
+    conf([], project='placement', default_config_files=[])
+    conf.set_override('auth_strategy', 'noauth2', group='api')
+    conf.set_override('state_path', directory)
+    url = 'sqlite:///%s' % os.path.join(directory, 'placement.sqlite')
+    conf.set_override('connection', url, group='placement_database')
+    db = engine.Database.from_conf(conf)
+    migration.upgrade(db.engine)
+    db.write(standard_sync.sync_all)
+    return webtest.TestApp(placement_app.build_app(conf, db, prepare=False))
+
+
+def call(app, method, path, body=None, status=None):
+    if body is None:
+        return app.request(path, method=method, headers=HEADERS,
+                           status=status)
+    return getattr(app, method.lower() + '_json')(
+        path, body, headers=HEADERS, status=status)
+
+
+def load(app, trees, allocations):
+    for trait in candidates.CUSTOM_TRAITS:
+        call(app, 'PUT', '/traits/' + trait)
+    for tree in trees:
+        for rp in tree:
+            body = {'name': rp['name'], 'uuid': rp['uuid']}
+            if rp['parent']:
+                body['parent_provider_uuid'] = rp['parent']
+            base = '/resource_providers/%s' % rp['uuid']
+            generation = call(app, 'POST', '/resource_providers',
+                              body).json['generation']
+            if rp['inventories']:
+                generation = call(app, 'PUT', base + '/inventories', {
+                    'resource_provider_generation': generation,
+                    'inventories': rp['inventories']}
+                ).json['resource_provider_generation']
+            if rp['traits']:
+                generation = call(app, 'PUT', base + '/traits', {
+                    'resource_provider_generation': generation,
+                    'traits': rp['traits']}
+                ).json['resource_provider_generation']
+            if rp['aggregates']:
+                call(app, 'PUT', base + '/aggregates', {
+                    'resource_provider_generation': generation,
+                    'aggregates': rp['aggregates']})
+    for n in range(0, len(allocations), candidates.ALLOCATION_BATCH):
+        call(app, 'POST', '/allocations',
+             dict(allocations[n:n + candidates.ALLOCATION_BATCH]),
+             status=204)
+
+
+def timed(app, query, repeat):
+    path = '/allocation_candidates?' + query.query
+    answer = call(app, 'GET', path)
+    count = len(answer.json['allocation_requests'])
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        call(app, 'GET', path)
+        times.append((time.perf_counter() - started) * 1000)
+    return count, statistics.median(times), len(answer.body)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--flat', type=int, default=1000)
+    parser.add_argument('--nested', type=int, default=250)
+    parser.add_argument('--repeat', type=int, default=30)
+    parser.add_argument('--profile', help="a query to profile, e.g. "
+                        "'nested same_subtree'")
+    parser.add_argument('--sort', default='tottime')
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as directory:
+        started = time.perf_counter()
+        apps = {'flat': build(os.path.join(directory, 'flat')),
+                'nested': build(os.path.join(directory, 'nested'))}
+        load(apps['flat'], candidates.Flat.sharing_providers()
+             + candidates.Flat.trees(0, args.flat),
+             candidates.Flat.allocations(0, args.flat))
+        load(apps['nested'], candidates.Nested.trees(0, args.nested),
+             candidates.Nested.allocations(0, args.nested))
+        print('loaded in %.1fs' % (time.perf_counter() - started))
+        queries = ([('flat', q) for q in candidates.flat_queries(args.flat)]
+                   + [('nested', q)
+                      for q in candidates.nested_queries(args.nested)])
+        for scenario, query in queries:
+            app = apps[scenario]
+            label = '%s %s' % (scenario, query.label)
+            count, median, size = timed(app, query, args.repeat)
+            print('%-36s %6d answers %8d bytes  %7.2f ms'
+                  % (label, count, size, median))
+            if label == args.profile:
+                profiler = cProfile.Profile()
+                profiler.enable()
+                timed(app, query, args.repeat)
+                profiler.disable()
+                pstats.Stats(profiler).sort_stats(args.sort).print_stats(30)
+
+
+if __name__ == '__main__':
+    main()
