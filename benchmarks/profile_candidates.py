@@ -7,7 +7,8 @@ Loads the candidates benchmark's flat and nested deployments (the same
 providers, traits, aggregates and allocations, ``benchmarks/
 candidates.py``) through the WSGI application into a SQLite file, then
 times each of its queries through the whole application (falcon,
-policy, the search, the JSON encoding), R times.  ``--profile`` names a
+policy, the search, the JSON encoding), R times: the median wall time
+and the median CPU time of this process (steadier on a busy machine).  ``--profile`` names a
 query (e.g. ``'flat simple'``) to run under cProfile and print the
 functions that cost most.  Not a comparison with upstream: that is
 ``candidates.py``; this is the profile to read before changing the
@@ -96,12 +97,14 @@ def timed(app, query, repeat):
     path = '/allocation_candidates?' + query.query
     answer = call(app, 'GET', path)
     count = len(answer.json['allocation_requests'])
-    times = []
+    times, cpu = [], []
     for _ in range(repeat):
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         call(app, 'GET', path)
         times.append((time.perf_counter() - started) * 1000)
-    return count, statistics.median(times), len(answer.body)
+        cpu.append((time.process_time() - started_cpu) * 1000)
+    return (count, statistics.median(times), statistics.median(cpu),
+            len(answer.body))
 
 
 def main():
@@ -112,6 +115,8 @@ def main():
     parser.add_argument('--profile', help="a query to profile, e.g. "
                         "'nested same_subtree'")
     parser.add_argument('--sort', default='tottime')
+    parser.add_argument('--callers', help='also print who calls the '
+                        'functions matching this')
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as directory:
         started = time.perf_counter()
@@ -129,15 +134,18 @@ def main():
         for scenario, query in queries:
             app = apps[scenario]
             label = '%s %s' % (scenario, query.label)
-            count, median, size = timed(app, query, args.repeat)
-            print('%-36s %6d answers %8d bytes  %7.2f ms'
-                  % (label, count, size, median))
+            count, median, cpu, size = timed(app, query, args.repeat)
+            print('%-36s %6d answers %8d bytes  %7.2f ms (CPU %.2f ms)'
+                  % (label, count, size, median, cpu))
             if label == args.profile:
                 profiler = cProfile.Profile()
                 profiler.enable()
                 timed(app, query, args.repeat)
                 profiler.disable()
-                pstats.Stats(profiler).sort_stats(args.sort).print_stats(30)
+                stats = pstats.Stats(profiler).sort_stats(args.sort)
+                stats.print_stats(30)
+                if args.callers:
+                    stats.print_callers(args.callers)
 
 
 if __name__ == '__main__':

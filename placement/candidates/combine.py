@@ -72,8 +72,13 @@ class Constraints:
         providers = set(providers)
         if len(providers) <= 1:
             return True
-        return not providers.isdisjoint(frozenset.intersection(
-            *(self.ancestors(provider) for provider in providers)))
+        ancestry = self.ancestry
+        chains = []
+        for provider in providers:
+            chain = ancestry.get(provider)
+            chains.append(self.ancestors(provider) if chain is None
+                          else chain)
+        return not providers.isdisjoint(frozenset.intersection(*chains))
 
 
 def traits_settled(option_lists, required, traits):
@@ -121,7 +126,7 @@ def hopeless(slots, constraints):
     that compete (for a provider under isolate, or for a class) can
     rule the tree out."""
     granular = [slot for slot in slots if slot.granular]
-    if constraints.isolate and len(granular) > 1 and _shared(
+    if constraints.isolate and len(granular) > 1 and shared(
             slot.providers for slot in granular) and (
             _matching_size(granular) < len(granular)):
         return True
@@ -140,7 +145,7 @@ def hopeless(slots, constraints):
         for class_id, needed in demand.items() if askers[class_id] > 1)
 
 
-def _shared(provider_lists):
+def shared(provider_lists):
     """Whether a provider is in more than one of the lists."""
     seen = set()
     for providers in provider_lists:

@@ -165,29 +165,57 @@ class _Search:
         return lists
 
     def _constraints(self, groups):
-        """(the constraints between slots, whether the unsuffixed group's
-        required traits are the only one); None for the constraints when
-        there are none, so that every combination of the slots' providers
-        is an answer."""
+        """The constraints between slots; None when there are none, so
+        that every combination of the slots' providers is an answer."""
         request, loader = self.request, self.loader
         classes = collections.Counter(
             class_id for found in groups for class_id in found.amounts)
         granular = sum(1 for found in groups if found.group.granular)
-        others = (request.same_subtrees or (request.isolate and granular > 1)
-                  or any(count > 1 for count in classes.values()))
-        if not (others or loader.unsuffixed_traits):
-            return None, False
+        if not (loader.unsuffixed_traits or request.same_subtrees
+                or (request.isolate and granular > 1)
+                or any(count > 1 for count in classes.values())):
+            return None
         return combine.Constraints(
             inventory=loader.inventory, isolate=request.isolate,
             required_traits=loader.unsuffixed_traits,
             traits=loader.provider_traits,
             same_subtrees=request.same_subtrees,
-            parents=filters.Parents(self.state)), not others
+            parents=filters.Parents(self.state))
+
+    def _competing(self, templates):
+        """Sets of slots that may compete for a provider: those asking for
+        the same class, and the granular ones under isolate."""
+        by_class = collections.defaultdict(list)
+        for index, (_, _, amounts, _, _) in enumerate(templates):
+            for class_id, _ in amounts:
+                by_class[class_id].append(index)
+        competing = [indexes for indexes in by_class.values()
+                     if len(indexes) > 1]
+        granular = [index for index, template in enumerate(templates)
+                    if template[1]]
+        if self.request.isolate and len(granular) > 1:
+            competing.append(granular)
+        return competing
+
+    def _search_needed(self, constraints, competing, unsuffixed, providers):
+        """Whether the tree's slots (``providers``: a list of providers
+        each) need the search, or every combination is an answer: no
+        same_subtree, no provider that competing slots share, and the
+        unsuffixed group's required traits held by every pick."""
+        if constraints.same_subtrees or any(
+                combine.shared(providers[index] for index in indexes)
+                for indexes in competing):
+            return True
+        return bool(constraints.required_traits) and not (
+            combine.traits_settled(
+                [providers[index] for index in unsuffixed],
+                constraints.required_traits, constraints.traits))
 
     def _streams(self, templates):
         """Per anchoring tree, scope after scope, the assignments (a
         provider per slot) that answer the request, lazily."""
         shuffle = self.settings.randomize
+        competing = self._competing(templates)
         unsuffixed = [index for index, template in enumerate(templates)
                       if not template[1]]
         for scope in self._scopes():
@@ -202,15 +230,12 @@ class _Search:
                     random.shuffle(anchors)
             else:
                 anchors = [root for root in scope.roots if root in anchors]
-            constraints, traits_only = self._constraints(groups)
+            constraints = self._constraints(groups)
             for anchor in anchors:
                 providers = self._providers(groups, templates, anchor,
                                             shuffle)
-                if constraints is None or traits_only and (
-                        combine.traits_settled(
-                            [providers[index] for index in unsuffixed],
-                            constraints.required_traits,
-                            constraints.traits)):
+                if constraints is None or not self._search_needed(
+                        constraints, competing, unsuffixed, providers):
                     yield itertools.product(*providers)
                     continue
                 yield combine.answers(

@@ -154,12 +154,6 @@ class Loader:
         by_anchor = collections.defaultdict(list)
         for provider in self._within(resolved.tree_root,
                                      self._granular_candidates(resolved)):
-            if not (filters.traits_pass(provider, resolved.required,
-                                        resolved.forbidden)
-                    and filters.aggregates_pass(
-                        provider, group.member_of,
-                        group.forbidden_aggregates)):
-                continue
             if amounts and len(filters.with_room(
                     provider, amounts, self.inventory)) < len(amounts):
                 continue
@@ -168,19 +162,19 @@ class Loader:
         return GroupCandidates(group, amounts, by_anchor)
 
     def _granular_candidates(self, resolved):
-        """The ids that may pass the group's filters, from the state's
-        indexes (None: any provider may)."""
+        """The ids of the providers with every class of the group and the
+        traits and aggregates it asks for, from the state's indexes."""
         group, state = resolved.group, self.state
         if resolved.amounts:
             found = filters.holding_every(state, resolved.amounts)
-        elif resolved.required:
-            found = set(state.providers)
         else:
-            return None
+            found = set(state.providers)
         filters.drop_by_traits(state, found, resolved.required,
                                resolved.forbidden)
         if group.member_of:
             found &= filters.in_every(state, group.member_of)
+        if group.forbidden_aggregates:
+            found -= filters.in_any(state, group.forbidden_aggregates)
         return found
 
     # -- the unsuffixed group ---------------------------------------------
