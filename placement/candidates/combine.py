@@ -56,6 +56,8 @@ class Constraints:
     parents: dict = dataclasses.field(default_factory=dict)
     # Each provider's ancestors and itself, worked out once per request.
     ancestry: dict = dataclasses.field(default_factory=dict)
+    # The slots' layouts, worked out once per request.
+    layouts: dict = dataclasses.field(default_factory=dict)
 
     def ancestors(self, provider):
         """``provider`` and its ancestors, as a frozenset."""
@@ -67,8 +69,16 @@ class Constraints:
             self.ancestry[provider] = chain
         return chain
 
+    def _chain(self, provider):
+        chain = self.ancestry.get(provider)
+        return self.ancestors(provider) if chain is None else chain
+
     def in_one_subtree(self, providers):
         """True if one of ``providers`` is an ancestor-or-self of all."""
+        if len(providers) == 2:
+            first, second = providers
+            return (first == second or first in self._chain(second)
+                    or second in self._chain(first))
         providers = set(providers)
         if len(providers) <= 1:
             return True
@@ -119,30 +129,29 @@ def _matching_size(slots):
     return sum(1 for index in range(len(slots)) if assign(index, set()))
 
 
-def hopeless(slots, constraints):
+def hopeless(slots, constraints, layout):
     """True when no assignment of ``slots`` can satisfy the bounds.
 
     Each slot's providers have room for that slot alone; only slots
     that compete (for a provider under isolate, or for a class) can
     rule the tree out."""
-    granular = [slot for slot in slots if slot.granular]
-    if constraints.isolate and len(granular) > 1 and shared(
-            slot.providers for slot in granular) and (
-            _matching_size(granular) < len(granular)):
-        return True
-    demand = collections.Counter()
-    offered = collections.defaultdict(set)
-    askers = collections.Counter()
-    for slot in slots:
-        for class_id, amount in slot.amounts:
-            demand[class_id] += amount
-            offered[class_id].update(slot.providers)
-            askers[class_id] += 1
+    if layout.isolated and shared(
+            slots[index].providers for index in layout.isolated):
+        granular = [slots[index] for index in layout.isolated]
+        if _matching_size(granular) < len(granular):
+            return True
     inventory = constraints.inventory
-    return any(
-        needed > sum(inventory[provider, class_id].free
-                     for provider in offered[class_id])
-        for class_id, needed in demand.items() if askers[class_id] > 1)
+    for class_id, indexes in layout.contested_classes.items():
+        needed = 0
+        offered = set()
+        for index in indexes:
+            slot = slots[index]
+            needed += dict(slot.amounts)[class_id]
+            offered.update(slot.providers)
+        if needed > sum(inventory[provider, class_id].free
+                        for provider in offered):
+            return True
+    return False
 
 
 def shared(provider_lists):
@@ -155,12 +164,11 @@ def shared(provider_lists):
     return False
 
 
-class _Search:
-    """The depth-first search over one tree's slots."""
+class _Layout:
+    """What the search knows of the slots before it sees a tree's
+    providers; the same for every tree of a request."""
 
     def __init__(self, slots, constraints):
-        self.slots = slots
-        self.constraints = constraints
         self.last_unsuffixed = max(
             (index for index, slot in enumerate(slots) if not slot.granular),
             default=-1)
@@ -174,6 +182,38 @@ class _Search:
         self.checked = set(self.subtrees_done_at)
         if constraints.required_traits:
             self.checked.add(self.last_unsuffixed)
+        askers = collections.defaultdict(list)
+        for index, slot in enumerate(slots):
+            for class_id, _ in slot.amounts:
+                askers[class_id].append(index)
+        # Classes more than one slot asks for: only there can what one
+        # slot takes leave too little for another.
+        self.contested_classes = {class_id: indexes
+                                  for class_id, indexes in askers.items()
+                                  if len(indexes) > 1}
+        self.contested = {index for indexes in self.contested_classes.values()
+                          for index in indexes}
+        granular = [index for index, slot in enumerate(slots)
+                    if slot.granular]
+        self.isolated = (granular if constraints.isolate
+                         and len(granular) > 1 else [])
+
+
+def _layout(slots, constraints):
+    key = tuple((slot.suffix, slot.granular, slot.amounts) for slot in slots)
+    layout = constraints.layouts.get(key)
+    if layout is None:
+        layout = constraints.layouts[key] = _Layout(slots, constraints)
+    return layout
+
+
+class _Search:
+    """The depth-first search over one tree's slots."""
+
+    def __init__(self, slots, constraints, layout):
+        self.slots = slots
+        self.constraints = constraints
+        self.layout = layout
         self.taken = collections.Counter()
         self.chosen = []
         self.granular_in_use = set()
@@ -190,8 +230,8 @@ class _Search:
     def _holds_after(self, index):
         """The constraints that become checkable once slot ``index`` is
         assigned."""
-        constraints = self.constraints
-        if index == self.last_unsuffixed and constraints.required_traits:
+        constraints, layout = self.constraints, self.layout
+        if index == layout.last_unsuffixed and constraints.required_traits:
             held = set()
             for slot_index in range(index + 1):
                 if not self.slots[slot_index].granular:
@@ -200,7 +240,7 @@ class _Search:
             if not all(any_of & held
                        for any_of in constraints.required_traits):
                 return False
-        for indexes in self.subtrees_done_at.get(index, ()):
+        for indexes in layout.subtrees_done_at.get(index, ()):
             if not constraints.in_one_subtree(
                     [self.chosen[i] for i in indexes]):
                 return False
@@ -212,17 +252,19 @@ class _Search:
             return
         slot = self.slots[index]
         isolate = slot.granular and self.constraints.isolate
+        contested = index in self.layout.contested
+        checked = index in self.layout.checked
         for provider in slot.providers:
             if isolate and provider in self.granular_in_use:
                 continue
-            if not self._fits(provider, slot.amounts):
+            if contested and not self._fits(provider, slot.amounts):
                 continue
             for class_id, amount in slot.amounts:
                 self.taken[provider, class_id] += amount
             self.chosen.append(provider)
             if isolate:
                 self.granular_in_use.add(provider)
-            if index not in self.checked or self._holds_after(index):
+            if not checked or self._holds_after(index):
                 yield from self.run(index + 1)
             if isolate:
                 self.granular_in_use.discard(provider)
@@ -234,6 +276,7 @@ class _Search:
 def answers(slots, constraints):
     """Every assignment (a provider per slot, in slot order) of one
     tree's ``slots`` that meets ``constraints``, lazily."""
-    if hopeless(slots, constraints):
+    layout = _layout(slots, constraints)
+    if hopeless(slots, constraints, layout):
         return iter(())
-    return _Search(slots, constraints).run()
+    return _Search(slots, constraints, layout).run()
