@@ -14,9 +14,10 @@
 
 Everything is read from the process's exact in-memory state
 (``snapshot.State``).  The result is plain data: a list of allocation requests, each
-``(resources, mappings)`` with ``resources`` as {provider uuid: {class:
-amount}} and ``mappings`` as {suffix: [provider uuid]}, and the provider
-summaries as {provider uuid: summary}.
+``(allocations, mappings)`` with ``allocations`` as {provider uuid:
+{'resources': {class: amount}}} (the shape allocations have everywhere
+in the API) and ``mappings`` as {suffix: [provider uuid]}, and the
+provider summaries as {provider uuid: summary}.
 """
 
 import collections
@@ -251,29 +252,35 @@ class _Search:
 
     def answers(self):
         """The allocation requests, deduplicated, bounded and filtered:
-        (resources as {uuid: {class: amount}}, mappings as {suffix:
-        [uuid, ...]} (sorted), the internal ids of the providers
-        used)."""
+        (allocations as {uuid: {'resources': {class: amount}}}, mappings
+        as {suffix: [uuid, ...]} (sorted), the internal ids of the
+        providers used)."""
         request, settings = self.request, self.settings
         providers, sharing = self.state.providers, self.state.sharing
         templates = self._templates()
+        slots = [(suffix, named) for suffix, _, _, named, _ in templates]
+        # Providers that give resources; those only placing a resourceless
+        # group count for neither summaries nor trees.
+        every_slot_gives = all(named for _, named in slots)
+        uuids = {}
         seen = set()
         kept = []
         produced = 0
         for assignment in self._assignments(templates):
-            resources = {}
+            allocations = {}
             mappings = {}
-            # Providers that give resources; those only placing a
-            # resourceless group count for neither summaries nor trees.
-            used = set()
-            for (suffix, _, _, named, _), provider in zip(templates,
-                                                         assignment):
-                uuid = providers[provider].uuid
+            for (suffix, named), provider in zip(slots, assignment):
+                uuid = uuids.get(provider)
+                if uuid is None:
+                    uuid = uuids[provider] = providers[provider].uuid
                 if named:
-                    used.add(provider)
-                    amounts = resources.setdefault(uuid, {})
-                    for name, amount in named:
-                        amounts[name] = amounts.get(name, 0) + amount
+                    given = allocations.get(uuid)
+                    if given is None:
+                        allocations[uuid] = {'resources': dict(named)}
+                    else:
+                        amounts = given['resources']
+                        for name, amount in named:
+                            amounts[name] = amounts.get(name, 0) + amount
                 placed = mappings.get(suffix)
                 if placed is None:
                     mappings[suffix] = [uuid]
@@ -284,18 +291,22 @@ class _Search:
                 # An answer made of sharing providers alone comes again
                 # from every other tree they all serve.
                 key = (frozenset((uuid, name, amount)
-                                 for uuid, amounts in resources.items()
-                                 for name, amount in amounts.items()),
-                       frozenset((suffix, frozenset(uuids))
-                                 for suffix, uuids in mappings.items()))
+                                 for uuid, given in allocations.items()
+                                 for name, amount
+                                 in given['resources'].items()),
+                       frozenset((suffix, frozenset(placed))
+                                 for suffix, placed in mappings.items()))
                 if key in seen:
                     continue
                 seen.add(key)
             produced += 1
+            used = set(assignment) if every_slot_gives else {
+                provider for (_, named), provider in zip(slots, assignment)
+                if named}
             if request.nested_aware or len(
                     {providers[provider].root for provider in used}
             ) == len(used):
-                kept.append((resources, mappings, used))
+                kept.append((allocations, mappings, used))
                 if request.limit and len(kept) >= request.limit:
                     break
             if 0 <= settings.max_candidates <= produced:
@@ -324,7 +335,7 @@ def _round_robin(streams):
 
 def find(state, request, settings, show_traits=True, show_all_resources=True):
     """(allocation requests, provider summaries) for ``request``; each
-    allocation request is (resources, mappings) as the module says."""
+    allocation request is (allocations, mappings) as the module says."""
     search = _Search(state, request, settings)
     try:
         search.resolve()
@@ -335,5 +346,5 @@ def find(state, request, settings, show_traits=True, show_all_resources=True):
         return [], {}
     provider_summaries = summaries.build(
         state, request, answers, show_traits, show_all_resources)
-    return [(resources, mappings)
-            for resources, mappings, _ in answers], provider_summaries
+    return [(allocations, mappings)
+            for allocations, mappings, _ in answers], provider_summaries

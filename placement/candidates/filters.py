@@ -118,19 +118,30 @@ def reaching(state, members):
     return found
 
 
-def with_room(provider, amounts, inventory):
+def with_room(provider, amounts):
     """The class ids of ``amounts`` ({class id: amount}) the provider has
-    room for; records each one's inventory (its ``free`` capacity and
-    ``max_unit``) in ``inventory`` ({(provider id, class id):
-    snapshot.Inventory}) for the combination step."""
+    room for (capacity, usage, min_unit, max_unit, step_size)."""
     found = []
     records = provider.inventory
     for class_id, amount in amounts.items():
         record = records.get(class_id)
-        if record is not None and record.fits(amount):
-            inventory[provider.id, class_id] = record
+        if (record is not None and amount <= record.free
+                and record.min_unit <= amount <= record.max_unit
+                and amount % record.step_size == 0):
             found.append(class_id)
     return found
+
+
+class Inventories:
+    """{(provider id, class id): snapshot.Inventory}, read from the state
+    as the search asks (it asks only where slots compete)."""
+
+    def __init__(self, state):
+        self.providers = state.providers
+
+    def __getitem__(self, key):
+        provider, class_id = key
+        return self.providers[provider].inventory[class_id]
 
 
 def sharing_anchors(state, provider):

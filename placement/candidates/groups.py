@@ -80,7 +80,7 @@ class Loader:
     def __init__(self, state):
         self.state = state
         self.sharing = state.sharing
-        self.inventory = {}         # (provider, class id) -> Inventory
+        self.inventory = filters.Inventories(state)
         self.unsuffixed_traits = []
         self.provider_traits = {}
         self._scope = Scope()
@@ -155,7 +155,7 @@ class Loader:
         for provider in self._within(resolved.tree_root,
                                      self._granular_candidates(resolved)):
             if amounts and len(filters.with_room(
-                    provider, amounts, self.inventory)) < len(amounts):
+                    provider, amounts)) < len(amounts):
                 continue
             for anchor in self._anchors(provider):
                 by_anchor[anchor].append(provider.id)
@@ -195,8 +195,7 @@ class Loader:
         for provider in self._within(resolved.tree_root, candidates):
             if not provider.traits.isdisjoint(resolved.forbidden):
                 continue
-            classes = filters.with_room(provider, resolved.amounts,
-                                        self.inventory)
+            classes = filters.with_room(provider, resolved.amounts)
             if not classes:
                 continue
             shares = resolved.tree_root is None and (

@@ -68,11 +68,6 @@ class Inventory:
         self.used = used
         self.free = self.capacity - used
 
-    def fits(self, amount):
-        """Whether one allocation of ``amount`` is allowed and has room."""
-        return (self.min_unit <= amount <= self.max_unit
-                and amount % self.step_size == 0 and amount <= self.free)
-
 
 class Provider:
     """A provider as the candidate search sees it."""

@@ -21,16 +21,15 @@ from placement.policies import allocation_candidate as policies
 from placement.schemas import allocation_candidate as schemas
 
 
-def _allocation_request(version, resources, mappings):
+def _allocation_request(version, allocations, mappings):
     if version < (1, 12):
         return {'allocations': [
-            {'resource_provider': {'uuid': uuid}, 'resources': amounts}
-            for uuid, amounts in resources.items()]}
-    body = {'allocations': {uuid: {'resources': amounts}
-                            for uuid, amounts in resources.items()}}
+            {'resource_provider': {'uuid': uuid},
+             'resources': given['resources']}
+            for uuid, given in allocations.items()]}
     if version >= (1, 34):
-        body['mappings'] = mappings
-    return body
+        return {'allocations': allocations, 'mappings': mappings}
+    return {'allocations': allocations}
 
 
 def _settings(conf):
@@ -67,8 +66,8 @@ class AllocationCandidates(base.Resource):
         metrics.observe_candidates(len(allocation_requests))
         base.send_json(req, resp, {
             'allocation_requests': [
-                _allocation_request(version, resources, mappings)
-                for resources, mappings in allocation_requests],
+                _allocation_request(version, allocations, mappings)
+                for allocations, mappings in allocation_requests],
             'provider_summaries': summaries,
         })
         base.send_cache_headers(req, resp, base.utcnow())
