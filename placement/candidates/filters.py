@@ -118,6 +118,22 @@ def reaching(state, members):
     return found
 
 
+def traits_pass(provider, required, forbidden):
+    """One trait id of each set of ``required``, none of ``forbidden``."""
+    traits = provider.traits
+    return (traits.isdisjoint(forbidden)
+            and all(not traits.isdisjoint(any_of) for any_of in required))
+
+
+def aggregates_pass(provider, member_of, forbidden_aggregates):
+    """An aggregate of each set of ``member_of``, none of the
+    forbidden."""
+    aggregates = provider.aggregates
+    return (aggregates.isdisjoint(forbidden_aggregates)
+            and all(not aggregates.isdisjoint(uuids)
+                    for uuids in member_of))
+
+
 def with_room(provider, amounts):
     """The class ids of ``amounts`` ({class id: amount}) the provider has
     room for (capacity, usage, min_unit, max_unit, step_size)."""

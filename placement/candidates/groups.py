@@ -103,24 +103,24 @@ class Loader:
     def _within(self, tree_root, candidates=None):
         """The providers the scope (and ``in_tree``) lets a group use, in
         id order: the scope's trees and every sharing provider; only
-        those among ``candidates`` (ids) unless it is None."""
+        those among ``candidates`` (ids, from the indexes: see
+        ``_indexed``) unless it is None."""
         state, scope = self.state, self._scope
         providers = state.providers
         if tree_root is not None:
             ids = state.members(tree_root)
             if scope.allowed is not None and tree_root not in scope.allowed:
                 ids = [id_ for id_ in ids if id_ in self.sharing]
-            if candidates is not None:
-                ids = [id_ for id_ in ids if id_ in candidates]
-        elif scope.roots is None and scope.allowed is None:
-            ids = state.ordered() if candidates is None else sorted(
-                candidates)
         elif candidates is not None:
-            allowed = scope.allowed
-            sharing = self.sharing
-            ids = sorted(id_ for id_ in candidates
-                         if providers[id_].root in allowed
-                         or id_ in sharing)
+            if scope.allowed is None:
+                ids = sorted(candidates)
+            else:
+                allowed, sharing = scope.allowed, self.sharing
+                ids = sorted(id_ for id_ in candidates
+                             if providers[id_].root in allowed
+                             or id_ in sharing)
+        elif scope.roots is None and scope.allowed is None:
+            ids = state.ordered()
         else:
             roots = scope.roots if scope.roots is not None else scope.allowed
             ids = set(self.sharing)
@@ -128,6 +128,12 @@ class Loader:
                 ids.update(state.trees.get(root, ()))
             ids = sorted(ids)
         return [providers[id_] for id_ in ids]
+
+    def _indexed(self, resolved):
+        """Whether to start from the state's indexes: when the group may
+        use any tree; a page of trees or one tree is smaller than what
+        the indexes would name."""
+        return resolved.tree_root is None and self._scope.roots is None
 
     def _allowed(self, anchor):
         allowed = self._scope.allowed
@@ -152,8 +158,16 @@ class Loader:
         group = resolved.group
         amounts = resolved.amounts
         by_anchor = collections.defaultdict(list)
-        for provider in self._within(resolved.tree_root,
-                                     self._granular_candidates(resolved)):
+        candidates = (self._granular_candidates(resolved)
+                      if self._indexed(resolved) else None)
+        for provider in self._within(resolved.tree_root, candidates):
+            if candidates is None and not (
+                    filters.traits_pass(provider, resolved.required,
+                                        resolved.forbidden)
+                    and filters.aggregates_pass(
+                        provider, group.member_of,
+                        group.forbidden_aggregates)):
+                continue
             if amounts and len(filters.with_room(
                     provider, amounts)) < len(amounts):
                 continue
@@ -186,11 +200,13 @@ class Loader:
                    if group.member_of else None)
         bad = (filters.in_any(self.state, group.forbidden_aggregates)
                if group.forbidden_aggregates else set())
-        candidates = filters.drop_by_traits(
-            self.state, filters.holding_any(self.state, resolved.amounts),
-            forbidden=resolved.forbidden)
-        if members is not None:
-            candidates &= filters.reaching(self.state, members)
+        candidates = None
+        if self._indexed(resolved):
+            candidates = filters.drop_by_traits(
+                self.state, filters.holding_any(self.state, resolved.amounts),
+                forbidden=resolved.forbidden)
+            if members is not None:
+                candidates &= filters.reaching(self.state, members)
         entries = collections.defaultdict(list)
         for provider in self._within(resolved.tree_root, candidates):
             if not provider.traits.isdisjoint(resolved.forbidden):

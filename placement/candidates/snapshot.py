@@ -180,6 +180,7 @@ class State:
             self.__init__()
             self._load_names(conn)
         else:
+            before = self._rootness(ids)
             for provider_id in ids:
                 self._forget(provider_id)
         found = {}
@@ -226,7 +227,15 @@ class State:
             provider.traits = frozenset(traits.get(provider_id, ()))
             provider.aggregates = frozenset(aggregates.get(provider_id, ()))
             self._add(provider)
-        self._ordered = self._roots = None
+        if ids is None or before != self._rootness(ids):
+            # Providers came, went, or became or stopped being roots.
+            self._ordered = self._roots = None
+
+    def _rootness(self, ids):
+        """{id: whether it is a root} for the providers of ``ids`` known."""
+        providers = self.providers
+        return {id_: providers[id_].root == id_
+                for id_ in ids if id_ in providers}
 
     def refresh(self, conn):
         """Bring the state up to the database's latest committed change."""

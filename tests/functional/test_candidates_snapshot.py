@@ -397,3 +397,35 @@ def test_a_state_not_read_at_start_is_read_by_the_first_request(
     cold.warm()
     assert cold.state.stamp is None
     assert 'not read at start' in caplog.text
+
+
+def test_the_sorted_ids_are_kept_until_providers_come_or_go(client, db):
+    """A usage change reloads its provider without sorting every id
+    again (at 100,000 providers that sort costs more than the search);
+    a new provider, or a child made a root, sorts them again."""
+    rp = client.post('/resource_providers', json={'name': 'a'}).json
+    child = client.post('/resource_providers', json={
+        'name': 'b', 'parent_provider_uuid': rp['uuid']}).json
+    client.put('/resource_providers/%s/inventories' % rp['uuid'], json={
+        'resource_provider_generation': 0,
+        'inventories': {'VCPU': {'total': 8}}})
+    kept = snapshot.of(db)
+
+    def fresh_lists():
+        with kept.fresh() as state:
+            return state.ordered(), state.roots()
+
+    ordered, roots = fresh_lists()
+    client.put('/allocations/' + _uuid('sorted'), json={
+        'allocations': {rp['uuid']: {'resources': {'VCPU': 1}}},
+        'project_id': PROJECT, 'user_id': USER, 'consumer_type': 'INSTANCE',
+        'consumer_generation': None})
+    again = fresh_lists()
+    assert again[0] is ordered and again[1] is roots
+    client.put('/resource_providers/%s' % child['uuid'], version='1.37',
+               json={'name': 'b', 'parent_provider_uuid': None})
+    ordered, roots = fresh_lists()
+    assert len(ordered) == 2 and len(roots) == 2
+    client.post('/resource_providers', json={'name': 'c'})
+    ordered, roots = fresh_lists()
+    assert len(ordered) == 3 and len(roots) == 3
