@@ -7,7 +7,9 @@ routed by wsgi-intercept, options changed after ``setUp``, and one
 file, PostgreSQL database and MariaDB database, which the fixture
 migrates."""
 
+import gc
 import uuid
+import weakref
 
 import fixtures
 from keystoneauth1 import adapter as ka
@@ -262,3 +264,19 @@ class TestFreshDatabases(testtools.TestCase):
                                               set_config=True))
         self.assertTrue(conf_fixture.conf.placement_database.connection
                         .startswith('sqlite:///'))
+
+    def test_a_finished_fixture_frees_its_database(self):
+        """A suite makes one per test: none may outlive its test, with
+        the candidates state read from it."""
+        placement = func_fixtures.PlacementFixture()
+        placement.setUp()
+        resp = requests.get(
+            placement.endpoint + '/allocation_candidates?resources=VCPU:1',
+            headers={'x-auth-token': 'admin',
+                     'openstack-api-version': 'placement 1.39'})
+        self.assertEqual(200, resp.status_code)
+        database = weakref.ref(placement.wsgi_app.db)
+        placement.cleanUp()
+        del placement
+        gc.collect()
+        self.assertIsNone(database())
