@@ -147,6 +147,13 @@ class _NovaStyleTests:
                             headers={'x-auth-token': 'user:project'})
         self.assertEqual(403, resp.status_code)
         self.assertEqual(403, resp.json()['errors'][0]['status'])
+        # Scope is not enforced: a system-scoped admin is served.
+        resp = requests.get(placement.endpoint + '/resource_providers',
+                            headers={'x-auth-token': 'admin',
+                                     'openstack-system-scope': 'all'})
+        self.assertEqual(200, resp.status_code, resp.text)
+        self.assertFalse(
+            placement.conf_fixture.conf.oslo_policy.enforce_new_defaults)
 
     def test_options_changed_after_setup_apply_to_the_next_request(self):
         placement = self._placement()
