@@ -271,7 +271,10 @@ class Snapshot:
     """One process's state of one database."""
 
     def __init__(self, db):
-        self.db = db
+        # Weakly: the registry below is keyed weakly by ``db``, and a
+        # strong reference from its value would keep both alive for ever
+        # (a test suite making a database per test would never free one).
+        self._db = weakref.ref(db)
         self.state = State()
         self.lock = threading.Lock()
 
@@ -280,7 +283,7 @@ class Snapshot:
         """The state as of now, for the length of the ``with`` block."""
         with self.lock:
             try:
-                self.db.read(self.state.refresh)
+                self._db().read(self.state.refresh)
             except BaseException:
                 # A refresh cut short may have left it half applied.
                 self.state = State()

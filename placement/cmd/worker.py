@@ -14,6 +14,15 @@ gunicorn's threaded worker, with two changes:
   answered 408 and closed. Limits are enforced while reading, before any
   thread is involved: the request line (414), the header block (431) and
   a declared body size (413, ``[oslo_middleware] max_request_body_size``).
+- **A refusal the client reads.** Closing a socket whose client is still
+  sending (a 40 MB body refused after its first bytes) makes the kernel
+  answer with a reset, which destroys the refusal before the client reads
+  it. So, as nginx does, the worker says it is done writing (FIN) and
+  then reads and drops what still arrives, without a thread and without
+  keeping it, until the client closes, falls silent for
+  ``LINGER_SILENCE`` seconds or has sent ``LINGER_BYTES`` more, or
+  ``LINGER_SECONDS`` (at most ``--client-timeout``) have passed; only then
+  does it close.
 - **OpenStack errors.** What gunicorn itself refuses (malformed HTTP, too
   many headers) is answered with the JSON error document every other
   answer uses, not gunicorn's HTML page.
@@ -25,6 +34,7 @@ import http
 import json
 import re
 import selectors
+import socket
 import time
 import uuid
 
@@ -33,9 +43,15 @@ from gunicorn.http import errors as http_errors
 from gunicorn import util
 from gunicorn.workers import gthread
 
+from placement import error_codes
 from placement import errors
 
 _RECV_SIZE = 65536
+# Lingering close (see above): how long, how long a silence ends it, and
+# how much is dropped at most. Past them the client may get a reset.
+LINGER_SECONDS = 30
+LINGER_SILENCE = 5
+LINGER_BYTES = 128 * 1024 * 1024
 # How long a stopping worker keeps idle kept-alive connections (gunicorn:
 # 2 s, which every restart and every test server then waits out).
 _STOP_LINGER = 0.25
@@ -67,12 +83,13 @@ def _status_of(exc):
 
 def error_response(status, detail):
     """A complete HTTP/1.1 answer carrying the OpenStack error document;
-    the connection is closed after it."""
+    the connection is closed after it. The request's microversion is not
+    known here, so the error has the ``code`` it has from 1.23 on."""
     title = http.HTTPStatus(status).phrase
     request_id = 'req-%s' % uuid.uuid4()
     body = json.dumps({'errors': [{
         'status': status, 'title': title, 'detail': detail,
-        'request_id': request_id}]}).encode()
+        'code': error_codes.DEFAULT, 'request_id': request_id}]}).encode()
     head = ('HTTP/1.1 %d %s\r\nConnection: close\r\n'
             'Content-Type: application/json\r\nContent-Length: %d\r\n'
             'x-openstack-request-id: %s\r\n\r\n'
@@ -144,6 +161,9 @@ class Worker(gthread.ThreadWorker):
         self.limits = Limits.from_conf(self.app.conf)
         # Connections whose request is still arriving, oldest first.
         self.arriving = collections.deque()
+        # Refused connections whose client may still be sending.
+        self.lingering = set()
+        self.dropped = memoryview(bytearray(_RECV_SIZE))
         super().init_process()
 
     def enqueue_req(self, conn):
@@ -224,8 +244,40 @@ class Worker(gthread.ThreadWorker):
                          detail)
         try:
             conn.sock.send(error_response(status, detail))
+            conn.sock.shutdown(socket.SHUT_WR)
         except OSError:
-            pass
+            self._close(conn)
+            return
+        self._linger(conn)
+
+    def _linger(self, conn):
+        """Drop what the client still sends, within the bounds, before
+        closing (see the module's docstring)."""
+        now = time.monotonic()
+        conn.linger_until = now + min(self.limits.client_timeout,
+                                      LINGER_SECONDS)
+        conn.linger_silent_at = now + LINGER_SILENCE
+        conn.linger_left = LINGER_BYTES
+        self.lingering.add(conn)
+        self.poller.register(conn.sock, selectors.EVENT_READ,
+                             functools.partial(self._on_lingering, conn))
+
+    def _on_lingering(self, conn, _sock):
+        try:
+            count = conn.sock.recv_into(self.dropped)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            count = 0
+        conn.linger_left -= count
+        if not count or conn.linger_left <= 0:
+            self._stop_lingering(conn)
+        else:
+            conn.linger_silent_at = time.monotonic() + LINGER_SILENCE
+
+    def _stop_lingering(self, conn):
+        self.lingering.discard(conn)
+        self._stop_reading(conn)
         self._close(conn)
 
     def _close(self, conn):
@@ -245,6 +297,9 @@ class Worker(gthread.ThreadWorker):
             self._stop_reading(conn)
             self._refuse(conn, 408, 'The request was not complete within '
                          '%d seconds.' % self.limits.client_timeout)
+        for conn in [conn for conn in self.lingering
+                     if min(conn.linger_until, conn.linger_silent_at) <= now]:
+            self._stop_lingering(conn)
 
     def handle_error(self, req, client, addr, exc):
         status = _status_of(exc)

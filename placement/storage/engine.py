@@ -224,10 +224,13 @@ class Database:
         self.engine = engine
 
     @classmethod
-    def from_conf(cls, conf):
+    def from_conf(cls, conf, url=None):
+        """An engine as [placement_database] configures it, on ``url``
+        instead of the configured one when given (a test fixture's own
+        database)."""
         group = conf.placement_database
         return cls(create_engine(
-            build_url(conf),
+            url or build_url(conf),
             pool_size=group.max_pool_size,
             max_overflow=group.max_overflow,
             pool_timeout=group.pool_timeout,
