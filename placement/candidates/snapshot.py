@@ -238,10 +238,12 @@ class State:
                 for id_ in ids if id_ in providers}
 
     def refresh(self, conn):
-        """Bring the state up to the database's latest committed change."""
+        """Bring the state up to the database's latest committed change;
+        True when that meant reading it whole."""
         stamp, pruned_below = changes.current(conn)
         if stamp == self.stamp:
-            return
+            return False
+        whole = True
         if self.stamp is None or not pruned_below <= self.stamp <= stamp:
             # New, too far behind, or the database is not the one it was.
             self._load_providers(conn)
@@ -251,12 +253,14 @@ class State:
                     changed) > _PARTIAL_LIMIT:
                 self._load_providers(conn)
             else:
+                whole = False
                 if changes.NAMES in changed:
                     self._load_names(conn)
                 changed.discard(changes.NAMES)
                 if changed:
                     self._load_providers(conn, changed)
         self.stamp = stamp
+        return whole
 
 
 def _unindex(index, keys, provider_id):
@@ -277,17 +281,21 @@ class Snapshot:
         self._db = weakref.ref(db)
         self.state = State()
         self.lock = threading.Lock()
+        # Called (with no arguments) after the state was read whole.
+        self.after_whole_read = None
 
     @contextlib.contextmanager
     def fresh(self):
         """The state as of now, for the length of the ``with`` block."""
         with self.lock:
             try:
-                self._db().read(self.state.refresh)
+                whole = self._db().read(self.state.refresh)
             except BaseException:
                 # A refresh cut short may have left it half applied.
                 self.state = State()
                 raise
+            if whole and self.after_whole_read is not None:
+                self.after_whole_read()
             yield self.state
 
     def warm(self):

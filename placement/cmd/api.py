@@ -8,6 +8,7 @@ and connection pool after the fork.
 """
 
 import atexit
+import gc
 import logging
 import shutil
 import sys
@@ -72,8 +73,23 @@ class _Server(gunicorn_base.BaseApplication):
     def load(self):
         db = engine.Database.from_conf(self.conf)
         application = app.build_app(self.conf, db, prepare=False)
-        snapshot.of(db).warm()
+        state = snapshot.of(db)
+        state.after_whole_read = _freeze_long_lived
+        state.warm()
+        _freeze_long_lived()
         return application
+
+
+def _freeze_long_lived():
+    """Put every object alive now (the application, the candidate state:
+    hundreds of thousands of objects at a large cloud) beyond the cyclic
+    garbage collector, which would otherwise walk them all again each
+    time a request's many short-lived objects set off a full collection.
+    Profiled: a 10,000-provider listing spent half its time there.  What
+    the state drops later is still freed: nothing in it forms cycles, so
+    reference counting frees it."""
+    gc.collect()
+    gc.freeze()
 
 
 def _child_exit(_server, worker):

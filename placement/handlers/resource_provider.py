@@ -12,30 +12,37 @@ from placement.storage import providers_core
 from placement.storage import resource_providers as storage
 
 
-def _links(req, provider):
-    """Links to the provider and its sub-resources at this microversion."""
-    href = base.url(req, 'resource_providers', provider['uuid'])
+def serializer(req):
+    """A function giving a provider's body at this request's microversion
+    and mount point, both worked out once: a listing calls it for every
+    provider."""
+    root = base.url(req, 'resource_providers') + '/'
     relations = ['inventories', 'usages']
     for version, relation in (('1.1', 'aggregates'), ('1.6', 'traits'),
                               ('1.11', 'allocations')):
         if microversion.is_at_least(req, version):
             relations.append(relation)
-    return [{'rel': 'self', 'href': href}] + [
-        {'rel': relation, 'href': '%s/%s' % (href, relation)}
-        for relation in relations]
+    suffixes = [(relation, '/' + relation) for relation in relations]
+    with_tree = microversion.is_at_least(req, '1.14')
+
+    def serialize(provider):
+        href = root + provider['uuid']
+        links = [{'rel': 'self', 'href': href}]
+        links.extend({'rel': relation, 'href': href + suffix}
+                     for relation, suffix in suffixes)
+        body = {'uuid': provider['uuid'], 'name': provider['name'],
+                'generation': provider['generation'], 'links': links}
+        if with_tree:
+            body['parent_provider_uuid'] = provider['parent_provider_uuid']
+            body['root_provider_uuid'] = provider['root_provider_uuid']
+        return body
+
+    return serialize
 
 
 def serialize(req, provider):
-    body = {
-        'uuid': provider['uuid'],
-        'name': provider['name'],
-        'generation': provider['generation'],
-        'links': _links(req, provider),
-    }
-    if microversion.is_at_least(req, '1.14'):
-        body['parent_provider_uuid'] = provider['parent_provider_uuid']
-        body['root_provider_uuid'] = provider['root_provider_uuid']
-    return body
+    """One provider's body for this request."""
+    return serializer(req)(provider)
 
 
 def last_modified(provider):
@@ -75,8 +82,8 @@ class ResourceProviders(base.Resource):
         except storage.UnknownTrait as exc:
             raise errors.BadRequest(
                 'Invalid trait(s) in "required" parameter: %s' % exc.message)
-        base.send_json(req, resp, {'resource_providers': [
-            serialize(req, provider) for provider in providers]})
+        base.send_json(req, resp, {'resource_providers': list(
+            map(serializer(req), providers))})
         base.send_cache_headers(req, resp, base.newest_change(
             providers, base.utcnow()))
 

@@ -410,7 +410,7 @@ def _capacity_conditions(conn, filters, *earlier_filters):
 
 
 def list_providers(conn, filters):
-    """Providers matching every filter, in id order.
+    """Providers matching every filter, in id order (read-only mappings).
 
     Everything is filtered in one SQL query.  Unknown names are errors,
     raised in upstream's order and only where upstream would get that far:
@@ -428,4 +428,4 @@ def list_providers(conn, filters):
     query = providers_core.provider_select().where(
         *plain, *required_traits, *forbidden_traits, *members,
         *forbidden_aggregates, *capacity).order_by(_RP.c.id)
-    return [dict(row._mapping) for row in conn.execute(query)]
+    return conn.execute(query).mappings().all()

@@ -429,3 +429,23 @@ def test_the_sorted_ids_are_kept_until_providers_come_or_go(client, db):
     client.post('/resource_providers', json={'name': 'c'})
     ordered, roots = fresh_lists()
     assert len(ordered) == 3 and len(roots) == 3
+
+
+def test_the_whole_read_hook_runs_after_whole_reads_only(client, db):
+    """placement-api freezes the state out of the garbage collector's
+    walks after each whole read; partial refreshes do not call it."""
+    calls = []
+    kept = snapshot.Snapshot(db)
+    kept.after_whole_read = lambda: calls.append(kept.state.stamp)
+    with kept.fresh():
+        pass
+    assert len(calls) == 1
+    client.post('/resource_providers', json={'name': 'a'})
+    with kept.fresh():
+        pass
+    assert len(calls) == 1
+    db.write(lambda conn: conn.exec_driver_sql(
+        "UPDATE resource_classes SET updated_at = NULL WHERE id = 0"))
+    with kept.fresh():
+        pass
+    assert len(calls) == 2

@@ -6,6 +6,7 @@ included), with a policy.yaml overriding several rules.  The service must
 load both, build its application, and read the values where upstream does.
 """
 
+import gc
 import importlib
 import logging
 import re
@@ -17,7 +18,9 @@ import webtest
 from placement import app as placement_app
 from placement import config_loader
 from placement import policy
+from placement.candidates import snapshot
 from placement.cmd import api as api_cmd
+from placement.storage import engine
 
 UPSTREAM_CONF = """\
 [DEFAULT]
@@ -266,3 +269,28 @@ def test_configurations_in_one_process_are_independent():
     assert second.placement_database.max_pool_size == 5
     assert (first.api.auth_strategy, second.api.auth_strategy) == (
         'keystone', 'noauth2')
+
+
+def test_a_worker_puts_what_it_loaded_beyond_the_collector(tmp_path):
+    """The application and the candidate state read at start are frozen
+    out of the cyclic collector's walks, and so is every later whole
+    read of the state."""
+    conf = config_loader.load([], cli_opts=api_cmd.CLI_OPTS,
+                              default_config_files=[], setup_logging=False)
+    conf.set_override('connection', 'sqlite:///%s' % (tmp_path / 'p.db'),
+                      group='placement_database')
+    conf.set_override('auth_strategy', 'noauth2', group='api')
+    conf.set_override('state_path', str(tmp_path))
+    conf.set_override('sync_on_startup', True, group='placement_database')
+    db = engine.Database.from_conf(conf)
+    placement_app.prepare_database(conf, db)
+    db.dispose()
+    gc.unfreeze()
+    try:
+        api_cmd._Server(conf).load()
+        assert gc.get_freeze_count() > 0
+        hooks = [state.after_whole_read
+                 for state in snapshot._SNAPSHOTS.values()]
+        assert api_cmd._freeze_long_lived in hooks
+    finally:
+        gc.unfreeze()
