@@ -86,6 +86,8 @@ def routes():
          allocation_candidate.AllocationCandidates()),
         ('/allocation_candidates/explain',
          allocation_candidate_extras.Explain()),
+        ('/allocation_candidates/capacity',
+         allocation_candidate_extras.Capacity()),
     ]
     return api + [(openapi.PATH, openapi_document.OpenAPIDocument(api))]
 

@@ -11,6 +11,7 @@ answers), and need its policy rule and their own.
 import contextlib
 
 from placement import errors
+from placement.candidates import capacity
 from placement.candidates import explain
 from placement.candidates import filters
 from placement.candidates import snapshot
@@ -74,3 +75,16 @@ class Explain(base.Resource):
             item['name'] = names.get(item['uuid'])
         base.send_json(req, resp, body)
 
+
+class Capacity(base.Resource):
+
+    @base.operation(
+        'Count how many copies of an allocation-candidates request fit in '
+        'each tree now', since='1.10', query=schemas.GET_BY_VERSION,
+        responses={200: extra_schemas.CAPACITY}, extension=True)
+    def on_get(self, req, resp):
+        request = _request(req, policies.CAPACITY)
+        with _as_candidates_fail():
+            with snapshot.of(req.context.db).fresh() as state:
+                body = capacity.capacity(state, request)
+        base.send_json(req, resp, body)
