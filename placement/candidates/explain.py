@@ -25,12 +25,15 @@ debug logging is on (``summary_line``).
 
 import collections
 import itertools
+import logging
 
 from placement.candidates import combine
 from placement.candidates import engine
 from placement.candidates import filters
 from placement.candidates import funnel
 from placement.candidates import groups as group_loading
+
+LOG = logging.getLogger(__name__)
 
 # Answers looked at per tree when checking, before 1.29, that one has a
 # single provider per tree; beyond it the tree counts as failing.
@@ -309,3 +312,10 @@ def summary(state, request):
     _group_steps(state, request, trees)
     _combination_steps(state, request, trees, load_groups(state, request))
     return summary_line(len(state.roots()), len(trees.alive), trees)
+
+
+def log_empty_answer(state, request):
+    """Log the summary of an empty answer, computing it only when debug
+    logging is on (``[DEFAULT] debug``): the search itself never pays."""
+    if LOG.isEnabledFor(logging.DEBUG):
+        LOG.debug('No allocation candidates: %s', summary(state, request))

@@ -5,8 +5,13 @@ errors, versions and policy are those of GET /allocation_candidates; and
 its count of allocation requests is the candidates' own on the property
 test's random deployments."""
 
+import logging
+import unittest.mock as mock
+
 import hypothesis
 import pytest
+
+from placement.candidates import explain as explain_module
 
 from tests.functional import test_candidates_property as prop
 from tests.functional.allocation_helpers import C1
@@ -293,3 +298,31 @@ def test_count_is_the_candidates_count(api, scenario):
             dep, req.describe(dep), body['summary'])
         removed = sum(item['trees'] for item in body['reasons'])
         assert removed == body['trees'] - body['trees_satisfying']
+
+
+# -- the debug log of an empty answer -----------------------------------------
+
+EXPLAIN_LOGGER = 'placement.candidates.explain'
+
+
+def test_empty_answer_logs_the_summary_when_debug_is_on(world, caplog):
+    world.add('cn', VCPU=8)
+    caplog.set_level(logging.DEBUG, logger=EXPLAIN_LOGGER)
+    world.body('resources=VCPU:100')
+    assert [r.getMessage() for r in caplog.records
+            if r.name == EXPLAIN_LOGGER] == [
+        'No allocation candidates: 0/1 trees can satisfy the request: '
+        '1 cannot fit VCPU (need 100)']
+
+
+@pytest.mark.parametrize('level, query', [
+    (logging.INFO, 'resources=VCPU:100'),    # debug off
+    (logging.DEBUG, 'resources=VCPU:1'),     # an answer
+])
+def test_summary_computed_only_for_an_empty_answer_with_debug(
+        world, caplog, level, query):
+    world.add('cn', VCPU=8)
+    caplog.set_level(level, logger=EXPLAIN_LOGGER)
+    with mock.patch.object(explain_module, 'summary') as summary:
+        world.body(query)
+    summary.assert_not_called()
