@@ -237,9 +237,8 @@ class _Checks:
         found = next(combine.answers(slots, combine.Constraints(
             inventory={}, required_traits=ids, traits=traits)), None)
         if found is None:
-            return 'no choice of providers in tree %s holds %s together' % (
-                providers[anchor].uuid, ' and '.join(
-                    _names(any_of) for any_of in sets))
+            return 'the providers its tree can use hold no %s together' % (
+                ' and '.join(_names(any_of) for any_of in sets))
         return None
 
     def aggregate_checks(self):
