@@ -24,6 +24,7 @@ debug logging is on (``summary_line``).
 """
 
 import collections
+import functools
 import itertools
 import logging
 
@@ -103,7 +104,25 @@ def constraint_levels(state, request, loader):
     return levels
 
 
-def _single_provider_per_tree(state, slots, constraints):
+def _tree_tests(state, request, loader):
+    """[(step name, phrase, slots -> whether the tree passes)], in order;
+    each adds a constraint to the ones before."""
+    levels = constraint_levels(state, request, loader)
+    tests = [(name, phrase, functools.partial(_has_answer, constraints))
+             for name, phrase, constraints in levels]
+    if not request.nested_aware:
+        tests.append((
+            'single_provider_per_tree', 'need several providers of one tree '
+            '(microversion before 1.29)', functools.partial(
+                _single_provider_per_tree, state, levels[-1][2])))
+    return tests
+
+
+def _has_answer(constraints, slots):
+    return next(combine.answers(slots, constraints), None) is not None
+
+
+def _single_provider_per_tree(state, constraints, slots):
     """Before 1.29 an answer may use one provider per tree only."""
     providers = state.providers
     answers = itertools.islice(combine.answers(slots, constraints),
@@ -135,6 +154,8 @@ class _Trees:
 
 
 def _tree_step(state, name, kept, removed, reason):
+    """A combining step as the answer shows it; the examples are the
+    roots of the first trees it removed."""
     return {'step': name, 'trees': {'kept': kept, 'removed': len(removed)},
             'examples': [{'uuid': state.providers[root].uuid,
                           'reason': reason}
@@ -168,6 +189,8 @@ def _sharing_step(state, trees, found):
 
 
 def _root_required_step(state, request, trees):
+    """Unknown traits here are held by no root (the engine has already
+    refused them where the candidates do)."""
     ids = state.trait_ids
     required = {ids.get(name, -1) for name in request.root_required}
     forbidden = {ids.get(name) for name in request.root_forbidden} - {None}
@@ -192,24 +215,15 @@ def _combination_steps(state, request, trees, loaded):
                                 'some group matches nothing'))
         return steps
     loader, found = loaded
-    levels = constraint_levels(state, request, loader)
-    if not request.nested_aware:
-        levels.append(('single_provider_per_tree', 'need several providers '
-                       'of one tree (microversion before 1.29)', None))
+    levels = _tree_tests(state, request, loader)
     failed = collections.defaultdict(set)
     for anchor in sorted(trees.alive):
         slots = tree_slots(found, anchor)
         if slots is None:
             failed['together'].add(anchor)
             continue
-        for name, _, constraints in levels:
-            if constraints is None:
-                ok = _single_provider_per_tree(state, slots, last)
-            else:
-                last = constraints
-                ok = next(combine.answers(slots, constraints),
-                          None) is not None
-            if not ok:
+        for name, _, passes in levels:
+            if not passes(slots):
                 failed[name].add(anchor)
                 break
     for name, phrase, _ in levels:
@@ -258,7 +272,7 @@ def _group_steps(state, request, trees):
     anchors_of = funnel.anchors_function(state)
     result = []
     for index, group in enumerate(request.groups):
-        steps, _ = funnel.run(state, group, anchors_of)
+        steps = funnel.run(state, group, anchors_of)
         result.append({'suffix': group.suffix,
                        'constraints': [_group_step(state, step)
                                        for step in steps]})

@@ -86,9 +86,8 @@ class _Group:
     def __init__(self, state, group, anchors_of):
         self.state = state
         self.group = group
-        keys = list(group.resources) if not group.granular else [None]
-        if not keys:
-            keys = [None]
+        keys = ([None] if group.granular or not group.resources
+                else list(group.resources))
         self.slots = {key: {pid: set(anchors_of(provider))
                             for pid, provider in state.providers.items()}
                       for key in keys}
@@ -187,15 +186,16 @@ class _Checks:
         if singles:
             cumulative.append([{name} for name in singles])
             yield self._required('required_traits', {'traits': singles},
-                                 'lack trait %s%s' % (_names(singles),
-                                                      self.where),
+                                 'lack trait%s %s%s' % (
+                                     's' if len(singles) > 1 else '',
+                                     _names(singles), self.where),
                                  cumulative[-1])
         for any_of in sets:
             cumulative.append((cumulative[-1] if cumulative else [])
                               + [set(any_of)])
             yield self._required('any_of_traits',
                                  {'traits': sorted(any_of)},
-                                 'lack all of traits %s%s' % (
+                                 'have none of traits %s%s' % (
                                      _names(any_of), self.where),
                                  cumulative[-1])
         if group.forbidden_traits:
@@ -246,8 +246,8 @@ class _Checks:
         if group.member_of:
             members = filters.in_every(state, group.member_of)
             detail = {'aggregates': [sorted(s) for s in group.member_of]}
-            phrase = 'are not in aggregate %s%s' % (
-                ' and '.join(_names(s) for s in group.member_of), self.where)
+            phrase = 'are not in %s%s' % (' and '.join(
+                _aggregates(s) for s in group.member_of), self.where)
             if group.granular:
                 pair = lambda p, _: _not_member(p, group.member_of)
             else:
@@ -304,10 +304,16 @@ def _missing(state, traits, sets, ids):
     return None
 
 
+def _aggregates(any_of):
+    if len(any_of) == 1:
+        return 'aggregate %s' % _names(any_of)
+    return 'any of aggregates %s' % _names(any_of)
+
+
 def _not_member(provider, member_of):
     for any_of in member_of:
         if provider.aggregates.isdisjoint(any_of):
-            return 'not in aggregate %s' % _names(any_of)
+            return 'not in %s' % _aggregates(any_of)
     return None
 
 
@@ -327,8 +333,7 @@ def anchors_function(state):
 
 
 def run(state, group, anchors_of):
-    """(the group's steps in order, the roots still possible for it)."""
+    """The group's steps, in the order they are applied."""
     funnel = _Group(state, group, anchors_of)
     checks = _Checks(state, group, funnel)
-    steps = [funnel.apply(check) for check in checks.all()]
-    return steps, funnel.alive_trees()
+    return [funnel.apply(check) for check in checks.all()]

@@ -112,7 +112,7 @@ def test_forbidden_and_any_of_traits_and_in_tree(world):
     assert counts(found['in_tree']) == (0, 1, 0, 1)
     assert body['summary'] == (
         '0/3 trees can satisfy the request: '
-        '1 lack all of traits CUSTOM_GOLD, CUSTOM_SILVER (group 1), '
+        '1 have none of traits CUSTOM_GOLD, CUSTOM_SILVER (group 1), '
         '1 have forbidden trait CUSTOM_OLD (group 1), '
         '1 are not in tree %s (group 1)' % world.uuid('silver'))
 
@@ -326,3 +326,30 @@ def test_summary_computed_only_for_an_empty_answer_with_debug(
     with mock.patch.object(explain_module, 'summary') as summary:
         world.body(query)
     summary.assert_not_called()
+
+
+def test_before_1_29_one_provider_per_tree(world):
+    """Older clients cannot tell a tree's providers apart: an answer
+    spread over a root and its child is left out, and explain says so."""
+    world.add('cn', MEMORY_MB=4096)
+    world.add('cn.numa0', 'cn', VCPU=8)
+    query = 'resources=VCPU:1,MEMORY_MB:512'
+    assert world.body(query, '1.28')['allocation_requests'] == []
+    body = explain(world, query, version='1.28').json
+    assert body['allocation_requests'] == 0
+    step = combination(body)['single_provider_per_tree']
+    assert step['trees'] == {'kept': 0, 'removed': 1}
+    assert explain(world, query).json['allocation_requests'] == 1
+
+
+def test_member_of_any_of_several_aggregates(world):
+    world.add('cn1', VCPU=8, aggregates=[AGG_A])
+    world.add('cn2', VCPU=8)
+    body = explain(world, 'resources=VCPU:1&member_of=in:%s,%s'
+                   % (AGG_A, AGG_B)).json
+    [example] = steps(body)['member_of']['examples']
+    assert example['reason'] == 'not in any of aggregates %s' % ', '.join(
+        sorted([AGG_A, AGG_B]))
+    assert body['reasons'] == [{'trees': 1, 'reason': (
+        'are not in any of aggregates %s' % ', '.join(
+            sorted([AGG_A, AGG_B])))}]
