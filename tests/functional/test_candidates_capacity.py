@@ -4,9 +4,12 @@ test's random deployments, and on a few hand-built ones."""
 
 import collections
 import functools
+import unittest.mock as mock
 
 import hypothesis
 import pytest
+
+from placement.candidates import capacity as capacity_module
 
 from tests.functional import candidates_reference as ref
 from tests.functional import test_candidates_property as prop
@@ -171,3 +174,20 @@ def test_capacity_is_the_brute_force_count(api, scenario):
         assert (body['roots'], body['sharing']) == (roots, sharing), (
             dep.with_names('%r\n%s' % (dep, req.describe(dep))))
         assert body['total'] == sum(roots.values())
+
+
+@pytest.mark.parametrize('bound', ['PATTERN_BOUND', 'NODE_BOUND'])
+def test_a_search_past_its_bound_is_a_lower_bound_and_says_so(world, bound):
+    world.client.put('/resource_classes/CUSTOM_GPU', status=(201, 204))
+    world.add('cn')
+    for n in range(4):
+        world.add('cn.gpu%d' % n, 'cn', CUSTOM_GPU=1)
+    query = ('resources1=CUSTOM_GPU:1&resources2=CUSTOM_GPU:1'
+             '&group_policy=isolate')
+    body = capacity(world, query).json
+    assert (by_name(world, body['roots']), body['bounded']) == ({'cn': 2},
+                                                                [])
+    with mock.patch.object(capacity_module, bound, 1):
+        body = capacity(world, query).json
+    assert body['roots'][world.uuid('cn')] < 2
+    assert body['bounded'] == [world.uuid('cn')]
