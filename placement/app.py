@@ -34,6 +34,7 @@ from placement import policy
 from placement.handlers import aggregate
 from placement.handlers import allocation
 from placement.handlers import allocation_candidate
+from placement.handlers import allocation_candidate_extras
 from placement.handlers import base
 from placement.handlers import inventory
 from placement.handlers import openapi_document
@@ -83,6 +84,10 @@ def routes():
         ('/reshaper', reshaper.Reshaper()),
         ('/allocation_candidates',
          allocation_candidate.AllocationCandidates()),
+        ('/allocation_candidates/explain',
+         allocation_candidate_extras.Explain()),
+        ('/allocation_candidates/capacity',
+         allocation_candidate_extras.Capacity()),
     ]
     return api + [(openapi.PATH, openapi_document.OpenAPIDocument(api))]
 

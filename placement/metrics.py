@@ -114,13 +114,16 @@ def enabled_in_parent():
     return bool(os.environ.get(MULTIPROC_ENV))
 
 
-def serve(bind):
-    """Serve the workers' summed samples on ``bind`` (HOST:PORT) from a
-    thread of this process; returns the HTTP server."""
+def serve(bind, collectors=()):
+    """Serve the workers' summed samples, and what ``collectors`` of this
+    process collect, on ``bind`` (HOST:PORT) from a thread of this
+    process; returns the HTTP server."""
     import prometheus_client as prom
     from prometheus_client import multiprocess
     registry = prom.CollectorRegistry()
     multiprocess.MultiProcessCollector(registry)
+    for collector in collectors:
+        registry.register(collector)
     host, _sep, port = bind.rpartition(':')
     server, _thread = prom.start_http_server(int(port), addr=host or '',
                                              registry=registry)

@@ -18,6 +18,7 @@ from gunicorn.app import base as gunicorn_base
 from oslo_config import cfg
 
 from placement import app
+from placement import capacity_metrics
 from placement import config_loader
 from placement import metrics
 from placement.candidates import snapshot
@@ -97,13 +98,31 @@ def _child_exit(_server, worker):
         metrics.worker_exited(worker.pid)
 
 
+def _capacity_collectors(conf):
+    """The placement_capacity gauges' collector, its refresh started,
+    when the configuration names requests (checked here: a bad one stops
+    the start)."""
+    try:
+        requests = capacity_metrics.parse_requests(
+            conf.metrics.capacity_request)
+    except capacity_metrics.BadCapacityRequest as exc:
+        raise SystemExit(str(exc))
+    if not requests:
+        return []
+    collector = capacity_metrics.Collector()
+    capacity_metrics.Refresher(
+        engine.Database.from_conf(conf), requests,
+        conf.metrics.capacity_interval, collector).start()
+    return [collector]
+
+
 def _serve_metrics(conf):
     """Before the workers fork: their samples' directory, and the parent's
     exposition of their sums on [metrics] bind."""
     directory = tempfile.mkdtemp(prefix='placement-metrics-')
     atexit.register(shutil.rmtree, directory, True)
     metrics.prepare_multiprocess(directory)
-    metrics.serve(conf.metrics.bind)
+    metrics.serve(conf.metrics.bind, _capacity_collectors(conf))
     LOG.info('Metrics served on http://%s/metrics', conf.metrics.bind)
 
 

@@ -16,6 +16,21 @@ OPTS = [
     cfg.StrOpt('bind', default='127.0.0.1:9778',
                help='HOST:PORT the metrics are served on (GET /metrics). '
                     'Keep it off the networks API users reach.'),
+    cfg.MultiStrOpt(
+        'capacity_request', default=[],
+        help='NAME=REQUEST (repeatable): publish placement_capacity '
+             'gauges for REQUEST, how many copies of it fit now per root '
+             'provider, in total, and whether sharing providers limit it '
+             '(as GET /allocation_candidates/capacity answers). REQUEST '
+             'is a flavor-like resource string, such as '
+             'm1.small=VCPU:1,MEMORY_MB:2048,DISK_GB:20, or a whole query '
+             'string of GET /allocation_candidates at the latest '
+             'microversion (m1.avx=resources=VCPU:8&required=HW_CPU_X86_'
+             'AVX512F). Checked when placement-api starts.'),
+    cfg.IntOpt('capacity_interval', default=60, min=1,
+               help='Seconds between two computations of the '
+                    'placement_capacity gauges (a scrape reads the last '
+                    'one, never computes).'),
 ]
 
 

@@ -12,6 +12,7 @@ with traits (1.17), every class of inventory (1.27) and tree uuids
 from placement import errors
 from placement import metrics
 from placement.candidates import engine
+from placement.candidates import explain
 from placement.candidates import filters
 from placement.candidates import request as candidate_request
 from placement.candidates import snapshot
@@ -57,6 +58,8 @@ class AllocationCandidates(base.Resource):
                     state, request, _settings(req.context.conf),
                     show_traits=version >= (1, 17),
                     show_all_resources=version >= (1, 27))
+                if not allocation_requests:
+                    explain.log_empty_answer(state, request)
         except filters.UnknownResourceClass as exc:
             raise errors.BadRequest(
                 'Invalid resource class in resources parameter: %s'

@@ -10,6 +10,7 @@ import itertools
 from placement.policies import aggregate
 from placement.policies import allocation
 from placement.policies import allocation_candidate
+from placement.policies import allocation_candidate_extras
 from placement.policies import base
 from placement.policies import inventory
 from placement.policies import reshaper
@@ -37,4 +38,6 @@ def list_rules():
         allocation.list_rules(),
         allocation_candidate.list_rules(),
         reshaper.list_rules(),
+        # This service's extensions, after upstream's rules.
+        allocation_candidate_extras.list_rules(),
     ))

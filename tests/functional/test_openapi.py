@@ -57,9 +57,14 @@ def test_extensions_are_marked(document):
     assert patch['x-openstack-microversions']['min_version'] == '1.28'
     assert set(patch['requestBody']['content']) == {
         'application/merge-patch+json', 'application/json'}
+    extensions = [patch] + [
+        document['paths']['/allocation_candidates/' + name]['get']
+        for name in ('explain', 'capacity')]
+    assert all(o['x-openstack-extension'] is True for o in extensions)
     others = [operation for item in document['paths'].values()
               for name, operation in item.items()
-              if name != 'parameters' and operation is not patch]
+              if name != 'parameters'
+              and not any(operation is o for o in extensions)]
     assert not [o for o in others if 'x-openstack-extension' in o]
 
 

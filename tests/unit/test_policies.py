@@ -70,6 +70,9 @@ EXPECTED_RULES = {
         ADMIN_OR_SERVICE, PROJECT),
     'placement:allocation_candidates:list': (ADMIN_OR_SERVICE, PROJECT),
     'placement:reshaper:reshape': ('rule:service_api', PROJECT),
+    # This service's extensions, after upstream's rules.
+    'placement:allocation_candidates:explain': ('rule:admin_api', PROJECT),
+    'placement:allocation_candidates:capacity': ('rule:admin_api', PROJECT),
 }
 
 RP = '/resource_providers/{uuid}'
@@ -121,6 +124,10 @@ EXPECTED_OPERATIONS = {
     'placement:allocation_candidates:list': [
         ('GET', '/allocation_candidates')],
     'placement:reshaper:reshape': [('POST', '/reshaper')],
+    'placement:allocation_candidates:explain': [
+        ('GET', '/allocation_candidates/explain')],
+    'placement:allocation_candidates:capacity': [
+        ('GET', '/allocation_candidates/capacity')],
 }
 
 # Base rules that fall back to the pre-Wallaby admin-only default.
