@@ -36,6 +36,18 @@ def database_for(conf):
     return _DATABASES.get(id(conf))
 
 
+def serving_database(conf, fixture):
+    """The engine a fixture serving ``conf`` uses: the one a ``Database``
+    fixture set up for ``conf``, so that every fixture on a configuration
+    shares its data and its candidates state, else one of its own on the
+    configured connection, disposed at ``fixture``'s cleanup."""
+    db = database_for(conf)
+    if db is None:
+        db = engine.Database.from_conf(conf)
+        fixture.addCleanup(db.dispose)
+    return db
+
+
 def _migrate(db):
     migration.upgrade(db.engine)
     db.write(standard_sync.sync_all)

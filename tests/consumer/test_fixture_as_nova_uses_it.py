@@ -16,7 +16,6 @@ from keystoneauth1 import adapter as ka
 from keystoneauth1 import session as ks
 from oslo_config import cfg
 from oslo_config import fixture as config_fixture
-import pytest
 import requests
 from requests import adapters
 import testtools
@@ -24,7 +23,7 @@ import testtools
 from placement import conf as placement_conf
 from placement.tests import fixtures as placement_db
 from placement.tests.functional.fixtures import placement as func_fixtures
-from tests import conftest
+from tests.consumer import backends
 
 
 class NovaPlacementFixture(func_fixtures.PlacementFixture):
@@ -61,37 +60,8 @@ def _allocations(resp):
             for request in resp.json()['allocation_requests']]
 
 
-def _empty_database(backend, request, tmp_path):
-    """An empty database on ``backend``: its URL, and a function that
-    removes it."""
-    name = 'consumer_%s' % uuid.uuid4().hex
-    if backend == 'sqlite':
-        return 'sqlite:///%s' % (tmp_path / 'nova-placement.sqlite'), None
-    if backend == 'postgresql':
-        cluster = request.getfixturevalue('postgres')
-        cluster.create_database(name)
-        return cluster.url(name), lambda: cluster.drop_database(name)
-    server = request.getfixturevalue('mariadb')
-    server.create_database(name)
-    return server.url(name), lambda: server.execute(
-        'DROP DATABASE IF EXISTS %s' % name)
-
-
-class _NovaStyleTests:
+class _NovaStyleTests(backends.OnEachBackend):
     """The cases; a subclass per backend names it in ``backend``."""
-
-    backend = None
-
-    @pytest.fixture(autouse=True)
-    def _database(self, request, tmp_path):
-        if self.backend not in (request.config.getoption('backend')
-                                or conftest.BACKENDS):
-            pytest.skip('backend %s not selected' % self.backend)
-        self.connection, drop = _empty_database(self.backend, request,
-                                                tmp_path)
-        yield
-        if drop:
-            drop()
 
     def _placement(self, **kwargs):
         return self.useFixture(NovaPlacementFixture(self.connection,
