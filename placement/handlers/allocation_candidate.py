@@ -9,6 +9,8 @@ with traits (1.17), every class of inventory (1.27) and tree uuids
 (1.29).
 """
 
+import contextlib
+
 from placement import errors
 from placement import metrics
 from placement.candidates import engine
@@ -33,13 +35,29 @@ def _allocation_request(version, allocations, mappings):
     return {'allocations': allocations}
 
 
-def _settings(conf):
+def settings(conf):
+    """The engine's settings from the configuration, read per request
+    (options changed at run time apply at once)."""
     return candidate_request.Settings(
         max_candidates=conf.placement.max_allocation_candidates,
         randomize=conf.placement.randomize_allocation_candidates,
         breadth_first=(
             conf.placement.allocation_candidates_generation_strategy
             == 'breadth-first'))
+
+
+@contextlib.contextmanager
+def unknown_names_refused():
+    """An unknown class or trait in the query, answered as upstream's
+    candidates answer it."""
+    try:
+        yield
+    except filters.UnknownResourceClass as exc:
+        raise errors.BadRequest(
+            'Invalid resource class in resources parameter: %s'
+            % exc.message)
+    except filters.UnknownTrait as exc:
+        raise errors.BadRequest(exc.message)
 
 
 class AllocationCandidates(base.Resource):
@@ -52,20 +70,14 @@ class AllocationCandidates(base.Resource):
         version = tuple(req.context.microversion)
         query = base.read_query(req)
         request = allocation_candidate_query.parse(query, version)
-        try:
-            with snapshot.of(req.context.db).fresh() as state:
-                allocation_requests, summaries = engine.find(
-                    state, request, _settings(req.context.conf),
-                    show_traits=version >= (1, 17),
-                    show_all_resources=version >= (1, 27))
-                if not allocation_requests:
-                    explain.log_empty_answer(state, request)
-        except filters.UnknownResourceClass as exc:
-            raise errors.BadRequest(
-                'Invalid resource class in resources parameter: %s'
-                % exc.message)
-        except filters.UnknownTrait as exc:
-            raise errors.BadRequest(exc.message)
+        with unknown_names_refused(), snapshot.of(
+                req.context.db).fresh() as state:
+            allocation_requests, summaries = engine.find(
+                state, request, settings(req.context.conf),
+                show_traits=version >= (1, 17),
+                show_all_resources=version >= (1, 27))
+            if not allocation_requests:
+                explain.log_empty_answer(state, request)
         metrics.observe_candidates(len(allocation_requests))
         base.send_json(req, resp, {
             'allocation_requests': [

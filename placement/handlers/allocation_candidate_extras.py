@@ -8,12 +8,8 @@ the same errors; they exist where it does (1.10 on; below, 404 as it
 answers), and need its policy rule and their own.
 """
 
-import contextlib
-
-from placement import errors
 from placement.candidates import capacity
 from placement.candidates import explain
-from placement.candidates import filters
 from placement.candidates import snapshot
 from placement.handlers import allocation_candidate
 from placement.handlers import allocation_candidate_query
@@ -23,19 +19,6 @@ from placement.policies import allocation_candidate_extras as policies
 from placement.schemas import allocation_candidate as schemas
 from placement.schemas import allocation_candidate_extras as extra_schemas
 from placement.storage import provider_names
-
-
-@contextlib.contextmanager
-def _as_candidates_fail():
-    """Unknown names answered as GET /allocation_candidates answers them."""
-    try:
-        yield
-    except filters.UnknownResourceClass as exc:
-        raise errors.BadRequest(
-            'Invalid resource class in resources parameter: %s'
-            % exc.message)
-    except filters.UnknownTrait as exc:
-        raise errors.BadRequest(exc.message)
 
 
 def _request(req, rule):
@@ -64,8 +47,8 @@ class Explain(base.Resource):
         responses={200: extra_schemas.EXPLAIN}, extension=True)
     def on_get(self, req, resp):
         request = _request(req, policies.EXPLAIN)
-        settings = allocation_candidate._settings(req.context.conf)
-        with _as_candidates_fail():
+        settings = allocation_candidate.settings(req.context.conf)
+        with allocation_candidate.unknown_names_refused():
             with snapshot.of(req.context.db).fresh() as state:
                 body = explain.explain(state, request, settings)
         examples = list(_examples(body))
@@ -84,7 +67,7 @@ class Capacity(base.Resource):
         responses={200: extra_schemas.CAPACITY}, extension=True)
     def on_get(self, req, resp):
         request = _request(req, policies.CAPACITY)
-        with _as_candidates_fail():
+        with allocation_candidate.unknown_names_refused():
             with snapshot.of(req.context.db).fresh() as state:
                 body = capacity.capacity(state, request)
         base.send_json(req, resp, body)
