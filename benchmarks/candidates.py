@@ -195,6 +195,12 @@ class Flat:
                    for i in range(count) if not cls.memory_full(i))
 
     @classmethod
+    def expect_listed(cls, count):
+        # One provider with room for all three classes: local disk.
+        return sum(1 for i in range(count)
+                   if cls.local_disk(i) and not cls.memory_full(i))
+
+    @classmethod
     def expect_traits_member_of(cls, count):
         # The sharing providers are in no host aggregate, and member_of
         # applies to every provider of the group: local disk only.
@@ -219,6 +225,9 @@ def flat_queries(count):
         Query('nova default', SIMPLE + '&required=!COMPUTE_STATUS_DISABLED'
               '&limit=1000', min(1000, Flat.expect_simple(count)),
               full='simple'),
+        ListQuery('GET /resource_providers', '', count + SHARED_STORAGE),
+        ListQuery('GET /resource_providers?resources',
+                  SIMPLE, Flat.expect_listed(count)),
     ]
 
 
@@ -639,6 +648,16 @@ class Query:
         return '/allocation_candidates?' + self.query
 
 
+class ListQuery(Query):
+    """GET /resource_providers, all or filtered; its answer compared as
+    the set of providers listed."""
+
+    @property
+    def path(self):
+        return '/resource_providers' + ('?' + self.query if self.query
+                                        else '')
+
+
 def canonical(areq):
     allocations = frozenset(
         (rp, rc, amount) for rp, value in areq['allocations'].items()
@@ -678,12 +697,18 @@ class Result:
     def count(self):
         if self.body is None:
             return None
+        if 'resource_providers' in self.body:
+            return len(self.body['resource_providers'])
         return len(self.body.get('allocation_requests', []))
 
     @functools.cached_property
     def areqs(self):
+        """The answer as a set: allocation requests, or providers."""
         if self.body is None:
             return None
+        if 'resource_providers' in self.body:
+            return {json.dumps(rp, sort_keys=True)
+                    for rp in self.body['resource_providers']}
         return {canonical(a) for a in self.body['allocation_requests']}
 
     @property
@@ -850,6 +875,8 @@ NAMES_BY_UUID = {}
 
 
 def describe(key):
+    if isinstance(key, str):
+        return key[:200]
     allocations, mappings = key
     parts = ['%s %s:%d' % (NAMES_BY_UUID.get(rp, rp), rc, amount)
              for rp, rc, amount in sorted(allocations)]

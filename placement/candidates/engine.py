@@ -262,31 +262,29 @@ class _Search:
         # Providers that give resources; those only placing a resourceless
         # group count for neither summaries nor trees.
         every_slot_gives = all(named for _, named in slots)
+        # An answer whose slots all name one provider (a compute node
+        # giving everything) is built in one step.
+        together = {}
+        for _, named in slots:
+            for name, amount in named:
+                together[name] = together.get(name, 0) + amount
+        suffixes = sorted({suffix for suffix, _ in slots})
         uuids = {}
         seen = set()
         kept = []
         produced = 0
         for assignment in self._assignments(templates):
-            allocations = {}
-            mappings = {}
-            for (suffix, named), provider in zip(slots, assignment):
-                uuid = uuids.get(provider)
+            first = assignment[0]
+            if every_slot_gives and assignment.count(first) == len(
+                    assignment):
+                uuid = uuids.get(first)
                 if uuid is None:
-                    uuid = uuids[provider] = providers[provider].uuid
-                if named:
-                    given = allocations.get(uuid)
-                    if given is None:
-                        allocations[uuid] = {'resources': dict(named)}
-                    else:
-                        amounts = given['resources']
-                        for name, amount in named:
-                            amounts[name] = amounts.get(name, 0) + amount
-                placed = mappings.get(suffix)
-                if placed is None:
-                    mappings[suffix] = [uuid]
-                elif uuid not in placed:
-                    placed.append(uuid)
-                    placed.sort()
+                    uuid = uuids[first] = providers[first].uuid
+                allocations = {uuid: {'resources': dict(together)}}
+                mappings = {suffix: [uuid] for suffix in suffixes}
+            else:
+                allocations, mappings = self._one_answer(
+                    slots, assignment, uuids)
             if sharing and sharing.issuperset(assignment):
                 # An answer made of sharing providers alone comes again
                 # from every other tree they all serve.
@@ -312,6 +310,32 @@ class _Search:
             if 0 <= settings.max_candidates <= produced:
                 break
         return kept
+
+    def _one_answer(self, slots, assignment, uuids):
+        """(allocations, mappings) of one assignment of providers to
+        slots; ``uuids`` caches each provider's uuid."""
+        providers = self.state.providers
+        allocations = {}
+        mappings = {}
+        for (suffix, named), provider in zip(slots, assignment):
+            uuid = uuids.get(provider)
+            if uuid is None:
+                uuid = uuids[provider] = providers[provider].uuid
+            if named:
+                given = allocations.get(uuid)
+                if given is None:
+                    allocations[uuid] = {'resources': dict(named)}
+                else:
+                    amounts = given['resources']
+                    for name, amount in named:
+                        amounts[name] = amounts.get(name, 0) + amount
+            placed = mappings.get(suffix)
+            if placed is None:
+                mappings[suffix] = [uuid]
+            elif uuid not in placed:
+                placed.append(uuid)
+                placed.sort()
+        return allocations, mappings
 
 
 def _round_robin(streams):
