@@ -70,19 +70,25 @@ class Inventory:
 
 
 class Provider:
-    """A provider as the candidate search sees it."""
-    __slots__ = ('id', 'uuid', 'parent', 'root', 'inventory', 'traits',
-                 'aggregates', 'summaries')
+    """A provider as the candidate search (and a listing) sees it."""
+    __slots__ = ('id', 'uuid', 'parent', 'root', 'name', 'generation',
+                 'changed_at', 'inventory', 'traits', 'aggregates',
+                 'summaries', 'listed')
 
-    def __init__(self, id_, uuid, parent, root):
+    def __init__(self, id_, uuid, parent, root, name=None, generation=None,
+                 changed_at=None):
         self.id = id_
         self.uuid = uuid
         self.parent = parent
         self.root = root
+        self.name = name
+        self.generation = generation
+        self.changed_at = changed_at    # updated_at, else created_at
         self.inventory = {}         # class id -> Inventory
         self.traits = frozenset()   # trait ids
         self.aggregates = frozenset()   # aggregate uuids
         self.summaries = {}         # shape -> summary, built when asked
+        self.listed = None          # shape -> listing entry, when asked
 
 
 class State:
@@ -184,11 +190,15 @@ class State:
             for provider_id in ids:
                 self._forget(provider_id)
         found = {}
-        for id_, uuid, parent, root in conn.execute(
+        for (id_, uuid, parent, root, name, generation, created,
+             updated) in conn.execute(
                 sa.select(_RP.c.id, _RP.c.uuid, _RP.c.parent_provider_id,
-                          _RP.c.root_provider_id)
+                          _RP.c.root_provider_id, _RP.c.name,
+                          _RP.c.generation, _RP.c.created_at,
+                          _RP.c.updated_at)
                 .where(*only(_RP.c.id))):
-            found[id_] = Provider(id_, uuid, parent, root)
+            found[id_] = Provider(id_, uuid, parent, root, name, generation,
+                                  updated or created)
         for (provider_id, class_id, total, reserved, min_unit, max_unit,
              step_size, ratio) in conn.execute(
                 sa.select(_INV.c.resource_provider_id,

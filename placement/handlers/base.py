@@ -220,9 +220,14 @@ def encode_json(body):
 
 
 def send_json(req, resp, body, status=falcon.HTTP_200):
+    send_encoded_json(req, resp, encode_json(body), status)
+
+
+def send_encoded_json(req, resp, data, status=falcon.HTTP_200):
+    """An answer already encoded as JSON (``data``: bytes)."""
     resp.status = status
     resp.content_type = JSON
-    resp.data = encode_json(body)
+    resp.data = data
 
 
 def url(req, *parts):

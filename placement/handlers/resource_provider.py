@@ -4,6 +4,9 @@ import falcon
 
 from placement import errors
 from placement import microversion
+from placement.candidates import filters as candidate_filters
+from placement.candidates import listing
+from placement.candidates import snapshot
 from placement.handlers import base
 from placement.handlers import query_params
 from placement.policies import resource_provider as policies
@@ -37,6 +40,8 @@ def serializer(req):
             body['root_provider_uuid'] = provider['root_provider_uuid']
         return body
 
+    # What the body depends on besides the provider: a cache key.
+    serialize.shape = (root, tuple(relations), with_tree)
     return serialize
 
 
@@ -74,8 +79,12 @@ class ResourceProviders(base.Resource):
         req.context.can(policies.LIST)
         filters = _list_filters(req)
         try:
+            if listing.answers_from_state(filters):
+                self._list_from_state(req, resp, filters)
+                return
             providers = req.context.db.read(storage.list_providers, filters)
-        except storage.UnknownResourceClass as exc:
+        except (storage.UnknownResourceClass,
+                candidate_filters.UnknownResourceClass) as exc:
             raise errors.BadRequest(
                 'Invalid resource class in resources parameter: %s'
                 % exc.message)
@@ -86,6 +95,24 @@ class ResourceProviders(base.Resource):
             map(serializer(req), providers))})
         base.send_cache_headers(req, resp, base.newest_change(
             providers, base.utcnow()))
+
+    @staticmethod
+    def _list_from_state(req, resp, filters):
+        """The listing from the in-memory state, each provider's entry
+        encoded once per shape (``candidates.listing``)."""
+        serialize = serializer(req)
+
+        def encode(fields):
+            return base.encode_json(serialize(fields))
+
+        with snapshot.of(req.context.db).fresh() as state:
+            providers = listing.matching(state, filters.resources)
+            parts = listing.entries(state, providers, serialize.shape,
+                                    encode)
+            changed = listing.newest_change(providers, base.utcnow())
+        base.send_encoded_json(req, resp, b''.join((
+            b'{"resource_providers":[', b','.join(parts), b']}')))
+        base.send_cache_headers(req, resp, changed)
 
     @base.operation('Create a resource provider',
                     body=(((1, 14), schemas.POST_1_14),

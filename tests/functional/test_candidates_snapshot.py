@@ -49,6 +49,15 @@ QUERIES = [
 ]
 
 
+LISTINGS = [
+    ('', '1.39'),
+    ('', '1.0'),
+    ('?resources=VCPU:1,MEMORY_MB:256', '1.39'),
+    ('?resources=CUSTOM_GPU:2', '1.4'),
+    ('?resources=CUSTOM_NOPE:1', '1.39'),
+]
+
+
 def _uuid(*parts):
     return str(uuidlib.uuid5(NAMESPACE, '/'.join(map(str, parts))))
 
@@ -73,6 +82,17 @@ def _answers(client):
     response = client.get('/allocation_candidates?' + QUERIES[0],
                           version='1.16', status='*')
     found.append(('1.16', response.status_int, response.json))
+    # Listings answered from the same state, with their Last-Modified.
+    for query, version in LISTINGS:
+        response = client.get('/resource_providers' + query,
+                              version=version, status='*')
+        body = response.json
+        for error in body.get('errors', ()):
+            del error['request_id']
+        # An empty listing's Last-Modified is the time of the answer.
+        found.append((query, version, response.status_int, body,
+                      response.headers.get('Last-Modified')
+                      if body.get('resource_providers') else None))
     return found
 
 
