@@ -14,6 +14,12 @@ Storage functions say what they changed with ``touch`` (provider ids) or
 deleted).  A write transaction that says nothing is logged as
 ``EVERYTHING``: forgetting to say costs a full reload, never a stale
 answer.
+
+Writes made by anything else (SQL run by hand, upstream Placement on the
+same database) are logged as ``EVERYTHING`` by triggers (migration 0004),
+which tell this service's writes apart by a setting its connections make
+when opened (``engine``), or on SQLite by a row in ``placement_own_writes``
+that only this service's write transactions hold (``begin``, ``record``).
 """
 
 import sqlalchemy as sa
@@ -22,6 +28,7 @@ from placement.storage import tables
 
 _STAMP = tables.change_stamp
 _LOG = tables.provider_changes
+_OWN = tables.own_writes
 
 # Pseudo provider ids in the log.
 NAMES = 0
@@ -36,8 +43,17 @@ _KEY = 'placement.changed'
 
 
 def begin(conn):
-    """Start collecting what the write transaction on ``conn`` changes."""
+    """Start collecting what the write transaction on ``conn`` changes;
+    its first statement.
+
+    On SQLite, also mark the transaction as this service's own, so that
+    the triggers for foreign writes stay quiet: writers are serialised
+    there, so no other connection's write can see the mark, and it is
+    removed again before commit.
+    """
     conn.info[_KEY] = None
+    if conn.dialect.name == 'sqlite':
+        conn.execute(_OWN.insert().values(id=1))
 
 
 def touch(conn, *provider_ids):
@@ -59,6 +75,8 @@ def names_changed(conn):
 def record(conn):
     """Advance the stamp and log what changed; the last statements of a
     write transaction, just before its commit."""
+    if conn.dialect.name == 'sqlite':
+        conn.execute(_OWN.delete())
     changed = conn.info.pop(_KEY, None)
     if changed is None:
         changed = {EVERYTHING}
@@ -77,11 +95,12 @@ def record(conn):
 
 
 def current(conn):
-    """(stamp, pruned_below): the last change, and the oldest one the
-    log still names."""
-    row = conn.execute(sa.select(_STAMP.c.stamp, _STAMP.c.pruned_below)
-                       .where(_STAMP.c.id == 1)).one()
-    return row.stamp, row.pruned_below
+    """(stamp, pruned_below, epoch): the last change, the oldest one the
+    log still names, and the stamp row's identity (a new one means a new
+    database, whose stamps say nothing about the old one's)."""
+    return tuple(conn.execute(
+        sa.select(_STAMP.c.stamp, _STAMP.c.pruned_below, _STAMP.c.epoch)
+        .where(_STAMP.c.id == 1)).one())
 
 
 def changed_between(conn, after, upto):
