@@ -18,6 +18,7 @@ import sqlalchemy as sa
 import webtest
 
 from placement import app as placement_app
+from placement.cmd import status
 from placement.storage import changes
 from placement.storage import engine
 from placement.storage import migration
@@ -248,7 +249,7 @@ def _trigger_count(conn):
 
 @pytest.mark.backends('mysql')
 def test_triggers_refused_by_the_server_leave_the_upgrade_whole(
-        backend, binlog_server, caplog):
+        backend, binlog_server, conf, caplog):
     binlog_server.create_database('limited')
     binlog_server.execute(
         "CREATE USER 'placement'@'%'",
@@ -263,6 +264,8 @@ def test_triggers_refused_by_the_server_leave_the_upgrade_whole(
         assert migration.current_revision(database.engine) == '0004'
         with database.engine.connect() as conn:
             assert _trigger_count(conn) == 0
+        conf.set_override('connection', url, group='placement_database')
+        assert status.check_foreign_writes(conf)[0] == status.WARNING
         # README's remedy, once the server allows triggers.
         binlog_server.execute(
             'SET GLOBAL log_bin_trust_function_creators = 1',
@@ -270,5 +273,6 @@ def test_triggers_refused_by_the_server_leave_the_upgrade_whole(
         migration.upgrade(database.engine)
         with database.engine.connect() as conn:
             assert _trigger_count(conn) == 24
+        assert status.check_foreign_writes(conf)[0] == status.SUCCESS
     finally:
         database.dispose()
