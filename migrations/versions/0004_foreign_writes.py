@@ -16,11 +16,13 @@ They fire only for writes that are not this service's, told apart
 without a round trip per request:
 
 - PostgreSQL: our connections set ``placement.writer = 'on'`` when
-  opened; once-per-transaction through a transaction-local setting, and
-  TRUNCATE is caught by statement triggers.
+  opened; a foreign transaction is logged once, at its commit (deferred
+  constraint triggers and a transaction-local setting), and TRUNCATE is
+  caught by statement triggers.
 - MariaDB/MySQL: our connections set ``@placement_writer = 1`` when
-  opened; a foreign write is logged per row (MySQL has no transaction
-  scoped variables), and a TRUNCATE fires no trigger at all.
+  opened; a foreign write is logged per row, as it is made (MySQL has
+  neither deferred triggers nor transaction scoped variables), and a
+  TRUNCATE fires no trigger at all.
 - SQLite: a foreign connection would not have any function of ours, so
   our write transactions (serialised, they start with BEGIN IMMEDIATE)
   insert a row into placement_own_writes (revision 0003) first and delete
@@ -108,8 +110,11 @@ def _postgresql_triggers():
             if table == 'resource_providers' and operation == 'update':
                 when += ' AND (%s)' % _provider_moved(
                     'OLD.%s IS DISTINCT FROM NEW.%s')
+            # Deferred to commit, so that a foreign transaction takes the
+            # stamp's row lock last, as ours do, and in the same order.
             op.execute(
-                'CREATE TRIGGER %s AFTER %s ON %s FOR EACH ROW WHEN (%s) '
+                'CREATE CONSTRAINT TRIGGER %s AFTER %s ON %s '
+                'DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (%s) '
                 'EXECUTE PROCEDURE placement_log_foreign_write()'
                 % (_trigger_name(table, operation), operation.upper(),
                    table, when))

@@ -11,6 +11,7 @@ brand-new one (a fresh read of the database).
 """
 
 import logging
+import threading
 import uuid as uuidlib
 
 import pytest
@@ -228,6 +229,27 @@ def test_a_foreign_truncate_is_seen_by_the_next_search(client, cloud,
     with foreign.begin() as conn:
         conn.exec_driver_sql('TRUNCATE allocations')
     assert len(_answer(client, query)[1]['allocation_requests']) == 1
+
+
+@pytest.mark.backends('postgresql')
+def test_a_foreign_transaction_takes_the_stamp_at_its_commit(
+        client, cloud, foreign, conf, database_url):
+    """As this service's own do, so that a foreign transaction left open
+    holds up none of ours, and the two never lock in opposite orders."""
+    query = 'resources=VCPU:1'
+    with foreign.connect() as conn:
+        transaction = conn.begin()
+        _allocate(conn, cloud)
+        ours = threading.Thread(target=client.post, args=(
+            '/resource_providers',), kwargs={'json': {'name': 'c'}})
+        ours.start()
+        ours.join(10)
+        finished = not ours.is_alive()
+        transaction.commit()
+    ours.join()
+    assert finished
+    assert _answer(client, query) == _fresh_answer(conf, database_url,
+                                                   query)
 
 
 # -- a MariaDB server that refuses triggers ---------------------------------
