@@ -61,11 +61,11 @@ _UNREACHABLE = frozenset(('connection_lost', 'cannot_connect',
 _CONTENTION = frozenset(('deadlock', 'lock_wait_timeout',
                          'serialization_failure', 'sqlite_busy'))
 _ATTEMPTS = 5
+_CHAIN_DEPTH = 4
 # What marks a connection as this service's for the triggers that log
 # foreign writes (migration 0004; SQLite: see changes.begin).
 _PG_OWN_WRITER = "SET SESSION placement.writer = 'on'"
 _MYSQL_OWN_WRITER = 'SET @placement_writer = 1'
-_CHAIN_DEPTH = 4
 
 
 def build_url(conf):

@@ -217,6 +217,25 @@ def test_our_own_writes_leave_no_mark_behind(client, cloud, db):
         'SELECT COUNT(*) FROM placement_own_writes').scalar()) == 0
 
 
+def test_our_writes_stay_ours_after_a_rollback(client, cloud, db):
+    """The mark our connections carry outlives the transactions on them,
+    a rolled-back first one included."""
+    def fails(conn):
+        conn.exec_driver_sql('DELETE FROM allocations')
+        raise ValueError('no')
+
+    db.engine.dispose()     # the next transaction is a new connection's
+    with pytest.raises(ValueError):
+        db.write(fails)
+    start = db.read(changes.current)[0]
+    client.put('/resource_providers/%s/traits' % cloud['a'], json={
+        'resource_provider_generation': 1, 'traits': ['CUSTOM_FAST']})
+    stamp = db.read(changes.current)[0]
+    provider_id = db.read(_provider_id, cloud['a'])
+    assert (stamp, db.read(changes.changed_between, start, stamp)) == (
+        start + 1, {provider_id})
+
+
 @pytest.mark.backends('postgresql')
 def test_a_foreign_truncate_is_seen_by_the_next_search(client, cloud,
                                                        foreign):
