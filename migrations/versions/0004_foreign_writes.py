@@ -25,9 +25,8 @@ without a round trip per request:
   TRUNCATE fires no trigger at all.
 - SQLite: a foreign connection would not have any function of ours, so
   our write transactions (serialised, they start with BEGIN IMMEDIATE)
-  insert a row into placement_own_writes (revision 0003) first and delete
-  it just before commit; the triggers fire only while that table is
-  empty.
+  set the stamp row's own_write (revision 0003) first and clear it
+  just before commit; the triggers fire only while it is clear.
 
 A MariaDB server with binary logging refuses CREATE TRIGGER to a user
 without SUPER unless log_bin_trust_function_creators is on: the upgrade
@@ -164,7 +163,8 @@ def _mysql_refused(error, made):
 def _sqlite_triggers():
     for table in TABLES:
         for operation in OPERATIONS:
-            when = 'NOT EXISTS (SELECT 1 FROM placement_own_writes)'
+            when = ('NOT EXISTS (SELECT 1 FROM placement_change_stamp '
+                    'WHERE id = 1 AND own_write = 1)')
             if table == 'resource_providers' and operation == 'update':
                 when += ' AND (%s)' % _provider_moved(
                     'OLD.%s IS NOT NEW.%s')

@@ -184,6 +184,11 @@ change_stamp = sa.Table(
     sa.Column('stamp', sa.BigInteger, nullable=False),
     sa.Column('pruned_below', sa.BigInteger, nullable=False),
     sa.Column('epoch', sa.String(36), nullable=False),
+    # 1 only inside this service's own write transactions on SQLite, never
+    # committed so: where a connection cannot otherwise say whose it is,
+    # the triggers that log foreign writes (migration 0004) read it.
+    # Unused on the other backends.
+    sa.Column('own_write', sa.Integer, nullable=False),
 )
 
 provider_changes = sa.Table(
@@ -193,13 +198,4 @@ provider_changes = sa.Table(
     sa.Column('stamp', sa.BigInteger, nullable=False),
     sa.Column('provider_id', sa.Integer, nullable=False),
     sa.Index('placement_provider_changes_stamp_idx', 'stamp'),
-)
-
-# Holds a row only inside this service's own write transactions, never
-# committed: on SQLite, where a connection cannot otherwise say whose it
-# is, the triggers that log foreign writes (migration 0004) fire only
-# while it is empty.  Unused on the other backends.
-own_writes = sa.Table(
-    'placement_own_writes', metadata,
-    sa.Column('id', sa.Integer, primary_key=True, autoincrement=False),
 )

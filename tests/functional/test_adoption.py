@@ -21,8 +21,7 @@ from placement.storage import tables
 UPSTREAM_HEAD = 'a082b8bb98d0'
 BEFORE_CONSUMER_TYPES = 'b5c396305c25'
 # Tables of this service's own, which an upstream database lacks.
-OURS_ONLY = (tables.change_stamp, tables.provider_changes,
-             tables.own_writes)
+OURS_ONLY = (tables.change_stamp, tables.provider_changes)
 UPSTREAMS = [table for table in tables.metadata.sorted_tables
              if table not in OURS_ONLY]
 

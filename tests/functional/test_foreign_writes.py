@@ -214,7 +214,7 @@ def test_our_own_writes_leave_no_mark_behind(client, cloud, db):
     """The SQLite mark of our own write transactions is never committed
     (else every foreign write after it would go unseen)."""
     assert db.read(lambda conn: conn.exec_driver_sql(
-        'SELECT COUNT(*) FROM placement_own_writes').scalar()) == 0
+        'SELECT own_write FROM placement_change_stamp').scalar()) == 0
 
 
 def test_our_writes_stay_ours_after_a_rollback(client, cloud, db):
