@@ -61,7 +61,7 @@ def mariadb():
 class MariaDBTemplate:
     """MariaDB has no template databases: a clone replays the template's
     own DDL (SHOW CREATE TABLE keeps the foreign keys, which CREATE TABLE
-    ... LIKE would drop) and copies its rows."""
+    ... LIKE would drop), copies its rows and then makes its triggers."""
 
     def __init__(self, server, name):
         self.server = server
@@ -72,6 +72,10 @@ class MariaDBTemplate:
         self.ddl = [server.execute('SHOW CREATE TABLE %s.%s'
                                    % (name, table))[0][1]
                     for table in names]
+        # Made after the rows are copied, which they would log.
+        self.triggers = [
+            server.execute('SHOW CREATE TRIGGER %s.%s' % (name, row[0]))[0][2]
+            for row in server.execute('SHOW TRIGGERS FROM %s' % name)]
 
     def clone(self, target):
         self.server.create_database(target)
@@ -79,6 +83,7 @@ class MariaDBTemplate:
             'SET foreign_key_checks = 0', *self.ddl,
             *['INSERT INTO %s SELECT * FROM %s.%s' % (table, self.name, table)
               for table in self.tables],
+            *self.triggers,
             database=target)
 
 

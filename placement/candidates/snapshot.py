@@ -11,8 +11,11 @@ the change log's stamp (``storage.changes``, one primary-key read).  Equal
 to its own, nothing has changed anywhere, in any process on any host.
 Otherwise it reloads the providers the log names since its own stamp (or
 everything, when it is too far behind or a write did not say what it
-changed) and then answers.  A write committed before the request read
-the stamp is always seen, as a fresh read of the database would see it.
+changed) and then answers.  Writes made by anything else are logged too,
+as everything (migration 0004), and a stamp row of another epoch means
+another database: both are read whole.  A write committed before the
+request read the stamp is always seen, as a fresh read of the database
+would see it.
 
 The state is shared by the threads of a process; ``Snapshot.fresh``
 holds its lock for the refresh and the search that follows, so no search
@@ -98,6 +101,7 @@ class State:
 
     def __init__(self):
         self.stamp = None
+        self.epoch = None
         self.providers = {}                      # id -> Provider
         self.by_uuid = {}                        # uuid -> id
         self.trees = collections.defaultdict(set)    # root id -> ids
@@ -267,11 +271,11 @@ class State:
     def refresh(self, conn):
         """Bring the state up to the database's latest committed change;
         True when that meant reading it whole."""
-        stamp, pruned_below = changes.current(conn)
-        if stamp == self.stamp:
+        stamp, pruned_below, epoch = changes.current(conn)
+        if (stamp, epoch) == (self.stamp, self.epoch):
             return False
         whole = True
-        if self.stamp is None or not pruned_below <= self.stamp <= stamp:
+        if epoch != self.epoch or not pruned_below <= self.stamp <= stamp:
             # New, too far behind, or the database is not the one it was.
             self._load_providers(conn)
         else:
@@ -287,6 +291,7 @@ class State:
                 if changed:
                     self._load_providers(conn, changed)
         self.stamp = stamp
+        self.epoch = epoch
         return whole
 
 

@@ -11,6 +11,7 @@ from oslo_config import cfg
 from placement import config_loader
 from placement import policy
 from placement.storage import adoption
+from placement.storage import changes
 from placement.storage import engine
 from placement.storage import migration
 
@@ -48,6 +49,29 @@ def check_database(conf):
     return SUCCESS, 'Database schema is at %s.' % head
 
 
+def check_foreign_writes(conf):
+    """Allocation candidates see writes made by anything else only
+    through triggers, which a MariaDB server may have refused."""
+    db = engine.Database.from_conf(conf)
+    try:
+        if migration.current_revision(db.engine) != \
+                migration.head_revision():
+            return SUCCESS, 'Checked once the schema is current.'
+        with db.engine.connect() as conn:
+            logged = changes.foreign_writes_logged(conn)
+    except Exception as exc:  # any driver error means "cannot reach it"
+        return FAILURE, 'Cannot read the database: %s' % exc
+    finally:
+        db.dispose()
+    if logged:
+        return SUCCESS, 'Writes made by anything else are seen.'
+    return WARNING, (
+        'The database has not got the triggers that show allocation '
+        'candidates the writes made by anything else (SQL run by hand, '
+        'another Placement service): candidates may answer from before '
+        'them. See README.rst, "Writes made by anything else".')
+
+
 def check_policy(conf):
     try:
         policy.build_enforcer(conf)
@@ -57,6 +81,7 @@ def check_policy(conf):
 
 
 CHECKS = (('Database schema', check_database),
+          ('Writes by anything else', check_foreign_writes),
           ('Policy file', check_policy))
 
 

@@ -14,6 +14,12 @@ Storage functions say what they changed with ``touch`` (provider ids) or
 deleted).  A write transaction that says nothing is logged as
 ``EVERYTHING``: forgetting to say costs a full reload, never a stale
 answer.
+
+Writes made by anything else (SQL run by hand, upstream Placement on the
+same database) are logged as ``EVERYTHING`` by triggers (migration 0004),
+which tell this service's writes apart by a setting its connections make
+when opened (``engine``), or on SQLite by the stamp row's ``own_write``,
+set only inside this service's write transactions (``begin``, ``record``).
 """
 
 import sqlalchemy as sa
@@ -34,10 +40,30 @@ PRUNE_EVERY = 1000
 
 _KEY = 'placement.changed'
 
+# The triggers migration 0004 makes on MySQL (8 tables, 3 operations),
+# where the server may refuse them.
+_MYSQL_TRIGGERS = 24
+
 
 def begin(conn):
-    """Start collecting what the write transaction on ``conn`` changes."""
+    """Start collecting what the write transaction on ``conn`` changes;
+    its first statement.
+
+    On SQLite, also mark the transaction as this service's own, so that
+    the triggers for foreign writes stay quiet: writers are serialised
+    there, so no other connection's write can see the mark, and it is
+    removed again before commit.
+    """
     conn.info[_KEY] = None
+    if conn.dialect.name == 'sqlite':
+        _mark_own_write(conn, 1)
+
+
+def _mark_own_write(conn, value):
+    """Set or clear the SQLite mark; plain SQL, as a Core statement here
+    costs more (about 70 us each) than the database's work."""
+    conn.exec_driver_sql('UPDATE placement_change_stamp SET own_write = %d '
+                         'WHERE id = 1' % value)
 
 
 def touch(conn, *provider_ids):
@@ -59,6 +85,8 @@ def names_changed(conn):
 def record(conn):
     """Advance the stamp and log what changed; the last statements of a
     write transaction, just before its commit."""
+    if conn.dialect.name == 'sqlite':
+        _mark_own_write(conn, 0)
     changed = conn.info.pop(_KEY, None)
     if changed is None:
         changed = {EVERYTHING}
@@ -77,11 +105,12 @@ def record(conn):
 
 
 def current(conn):
-    """(stamp, pruned_below): the last change, and the oldest one the
-    log still names."""
-    row = conn.execute(sa.select(_STAMP.c.stamp, _STAMP.c.pruned_below)
-                       .where(_STAMP.c.id == 1)).one()
-    return row.stamp, row.pruned_below
+    """(stamp, pruned_below, epoch): the last change, the oldest one the
+    log still names, and the stamp row's identity (a new one means a new
+    database, whose stamps say nothing about the old one's)."""
+    return tuple(conn.execute(
+        sa.select(_STAMP.c.stamp, _STAMP.c.pruned_below, _STAMP.c.epoch)
+        .where(_STAMP.c.id == 1)).one())
 
 
 def changed_between(conn, after, upto):
@@ -90,3 +119,16 @@ def changed_between(conn, after, upto):
     return set(conn.scalars(
         sa.select(_LOG.c.provider_id).distinct()
         .where(_LOG.c.stamp > after, _LOG.c.stamp <= upto)))
+
+
+def foreign_writes_logged(conn):
+    """Whether writes made by anything else reach the log: the triggers
+    of migration 0004 are all there.  Only a MySQL server refuses them
+    (binary logging without SUPER); the migration then goes on without.
+    """
+    if conn.dialect.name != 'mysql':
+        return True
+    return conn.scalar(sa.text(
+        "SELECT COUNT(*) FROM information_schema.triggers WHERE "
+        "trigger_schema = DATABASE() AND trigger_name LIKE "
+        "'placement_foreign_%'")) == _MYSQL_TRIGGERS

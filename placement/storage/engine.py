@@ -62,6 +62,10 @@ _CONTENTION = frozenset(('deadlock', 'lock_wait_timeout',
                          'serialization_failure', 'sqlite_busy'))
 _ATTEMPTS = 5
 _CHAIN_DEPTH = 4
+# What marks a connection as this service's for the triggers that log
+# foreign writes (migration 0004; SQLite: see changes.begin).
+_PG_OWN_WRITER = "SET SESSION placement.writer = 'on'"
+_MYSQL_OWN_WRITER = 'SET @placement_writer = 1'
 
 
 def build_url(conf):
@@ -160,16 +164,32 @@ def _configure_sqlite(engine, synchronous):
         connection.exec_driver_sql('BEGIN IMMEDIATE' if write else 'BEGIN')
 
 
+def _configure_postgresql(engine):
+    """Mark every new connection as this service's.
+
+    The triggers of migration 0004 log writes by anything else for the
+    in-memory candidate state; a session setting made once per connection
+    tells them which writes are ours, at no cost per request.  Committed,
+    so that the pool's rollback on return does not undo it.
+    """
+    @event.listens_for(engine, 'connect')
+    def on_connect(dbapi_connection, _record):
+        cursor = dbapi_connection.cursor()
+        cursor.execute(_PG_OWN_WRITER)
+        cursor.close()
+        dbapi_connection.commit()
+
+
 def _configure_mysql(engine, sql_mode, wsrep_sync_wait):
-    """Session settings every new MySQL connection gets."""
-    statements = []
+    """Session settings every new MySQL connection gets: the mark the
+    triggers of migration 0004 know this service's writes by (a user
+    variable, which a rollback leaves alone), and the configured ones."""
+    statements = [(_MYSQL_OWN_WRITER, ())]
     if sql_mode:
         statements.append(("SET SESSION sql_mode = %s", (sql_mode,)))
     if wsrep_sync_wait is not None:
         statements.append(("SET SESSION wsrep_sync_wait = %s",
                            (wsrep_sync_wait,)))
-    if not statements:
-        return
 
     @event.listens_for(engine, 'connect')
     def on_connect(dbapi_connection, _record):
@@ -214,6 +234,8 @@ def create_engine(url, *, pool_size=5, max_overflow=50, pool_timeout=30,
         pool_recycle=recycle, **options)
     if url.get_backend_name() == 'mysql':
         _configure_mysql(engine, mysql_sql_mode, mysql_wsrep_sync_wait)
+    else:
+        _configure_postgresql(engine)
     return engine
 
 
@@ -257,8 +279,9 @@ class Database:
                 with self.engine.connect() as conn:
                     if write:
                         conn = conn.execution_options(placement_write=True)
-                        changes.begin(conn)
                     with conn.begin():
+                        if write:
+                            changes.begin(conn)
                         result = fn(conn, *args, **kwargs)
                         if write:
                             changes.record(conn)

@@ -183,6 +183,12 @@ change_stamp = sa.Table(
     sa.Column('id', sa.Integer, primary_key=True, autoincrement=False),
     sa.Column('stamp', sa.BigInteger, nullable=False),
     sa.Column('pruned_below', sa.BigInteger, nullable=False),
+    sa.Column('epoch', sa.String(36), nullable=False),
+    # 1 only inside this service's own write transactions on SQLite, never
+    # committed so: where a connection cannot otherwise say whose it is,
+    # the triggers that log foreign writes (migration 0004) read it.
+    # Unused on the other backends.
+    sa.Column('own_write', sa.Integer, nullable=False),
 )
 
 provider_changes = sa.Table(

@@ -65,12 +65,40 @@ def upstream_db(database_url):
 
 
 def _stamp(db, revision):
-    """Record an upstream revision, and drop the tables upstream lacks."""
+    """Record an upstream revision, and drop the tables and triggers
+    upstream lacks."""
     with db.engine.begin() as conn:
         conn.execute(sa.text('UPDATE alembic_version SET version_num = :r'),
                      {'r': revision})
+        _drop_triggers(conn)
         for table in OURS_ONLY:
             table.drop(conn)
+
+
+def _triggers(conn):
+    """(name, table) of the triggers that log foreign writes."""
+    if conn.dialect.name == 'sqlite':
+        query = ("SELECT name, tbl_name FROM sqlite_master "
+                 "WHERE type = 'trigger'")
+    elif conn.dialect.name == 'postgresql':
+        # information_schema leaves out TRUNCATE triggers.
+        query = ('SELECT tgname, tgrelid::regclass::text FROM pg_trigger '
+                 'WHERE NOT tgisinternal')
+    else:
+        query = ('SELECT trigger_name, event_object_table '
+                 'FROM information_schema.triggers '
+                 'WHERE trigger_schema = database()')
+    return [tuple(row) for row in conn.exec_driver_sql(query)
+            if row[0].startswith('placement_foreign_')]
+
+
+def _drop_triggers(conn):
+    for name, table in _triggers(conn):
+        conn.exec_driver_sql('DROP TRIGGER %s%s' % (
+            name, ' ON %s' % table if conn.dialect.name == 'postgresql'
+            else ''))
+    if conn.dialect.name == 'postgresql':
+        conn.exec_driver_sql('DROP FUNCTION placement_log_foreign_write()')
 
 
 def _rows(db):
@@ -117,6 +145,10 @@ def test_upstream_head_is_adopted_without_changing_a_row(
             sa.select(tables.change_stamp))] == [(1, 0)]
     assert status.main(['--config-file', config_file, 'upgrade',
                         'check']) == status.SUCCESS
+    # ... and sees writes made by anything else.
+    with upstream_db.engine.connect() as conn:
+        assert len(_triggers(conn)) == 24 + (
+            8 if conn.dialect.name == 'postgresql' else 0)
 
 
 def test_consumer_types_are_added_to_an_older_upstream_schema(

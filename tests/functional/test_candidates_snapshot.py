@@ -370,7 +370,7 @@ def test_the_log_is_pruned_and_a_state_behind_it_reloads_whole(
     uuids = [client.post('/resource_providers',
                          json={'name': 'rp%d' % i}).json['uuid']
              for i in range(12)]
-    stamp, pruned_below = db.read(changes.current)
+    stamp, pruned_below, _ = db.read(changes.current)
     assert 0 < pruned_below <= stamp - 5
     assert min(db.read(lambda conn: conn.exec_driver_sql(
         'SELECT stamp FROM placement_provider_changes').scalars().all())
@@ -397,6 +397,29 @@ def test_a_replaced_database_is_read_whole(client, db, full_loads):
         conn.exec_driver_sql('DELETE FROM inventories'),
         conn.exec_driver_sql(
             'UPDATE placement_change_stamp SET stamp = 1')))
+    assert client.get(query).json['allocation_requests'] == []
+    assert len(full_loads) == 2
+
+
+def test_a_recreated_stamp_row_is_read_whole(client, db, full_loads):
+    """A database recreated under a running service whose stamps have
+    already passed the state's: only the stamp row's epoch tells."""
+    uuid = client.post('/resource_providers', json={'name': 'a'}).json['uuid']
+    client.put('/resource_providers/%s/inventories' % uuid, json={
+        'resource_provider_generation': 0,
+        'inventories': {'VCPU': {'total': 8}}})
+    query = '/allocation_candidates?resources=VCPU:1'
+    assert len(client.get(query).json['allocation_requests']) == 1
+    stamp = db.read(changes.current)[0]
+    db.write(lambda conn: (
+        changes.touch(conn),
+        conn.exec_driver_sql('DELETE FROM inventories'),
+        conn.exec_driver_sql('DELETE FROM placement_provider_changes'),
+        conn.exec_driver_sql('DELETE FROM placement_change_stamp'),
+        conn.exec_driver_sql(
+            "INSERT INTO placement_change_stamp (id, stamp, pruned_below, "
+            "epoch, own_write) VALUES (1, %d, 0, 'another', 0)"
+            % (stamp + 5))))
     assert client.get(query).json['allocation_requests'] == []
     assert len(full_loads) == 2
 

@@ -180,6 +180,8 @@ def test_sqlite_writers_take_the_write_lock_up_front(sqlite_db, write):
     """A write transaction locks at BEGIN, so two writers queue instead of
     deadlocking when both try to upgrade a read lock; reads never lock."""
     path = sqlite_db.engine.url.database
+    # A bare database but for where write transactions mark themselves.
+    tables.change_stamp.create(sqlite_db.engine)
 
     def locked_out(conn):
         changes.touch(conn)     # a bare database: no change log to write
