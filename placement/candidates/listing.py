@@ -4,8 +4,9 @@
 answers from the same exact state the candidate search uses (refreshed
 from the change log before each request): at 10,000 providers reading
 and shaping every row from the database cost more than anything else in
-the request.  Each provider's listing entry is encoded once per shape and
-kept on the provider until it changes, as summaries are.  Listings with
+the request.  Entries are built per request, not kept: at 100,000
+providers a kept copy of each would cost a worker more memory than the
+candidate state itself.  Listings with
 other filters (names, trees, traits, aggregates) stay in SQL: their
 answers are small, and their errors depend on the order in which
 upstream resolves names.
@@ -38,26 +39,16 @@ def matching(state, resources):
             == len(amounts)]
 
 
-def entries(state, providers, shape, encode):
-    """Each provider's listing entry as encoded by ``encode`` (a function
-    of the provider's fields as a dict), built once per ``shape``."""
+def fields(state, providers):
+    """Each provider's fields as a listing shows them, as dicts."""
     everyone = state.providers
-    found = []
-    for provider in providers:
-        listed = provider.listed
-        if listed is None:
-            listed = provider.listed = {}
-        entry = listed.get(shape)
-        if entry is None:
-            entry = listed[shape] = encode({
-                'uuid': provider.uuid, 'name': provider.name,
-                'generation': provider.generation,
-                'parent_provider_uuid': (
-                    everyone[provider.parent].uuid
-                    if provider.parent is not None else None),
-                'root_provider_uuid': everyone[provider.root].uuid})
-        found.append(entry)
-    return found
+    return [{'uuid': provider.uuid, 'name': provider.name,
+             'generation': provider.generation,
+             'parent_provider_uuid': (everyone[provider.parent].uuid
+                                      if provider.parent is not None
+                                      else None),
+             'root_provider_uuid': everyone[provider.root].uuid}
+            for provider in providers]
 
 
 def newest_change(providers, when_empty):

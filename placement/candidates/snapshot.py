@@ -78,7 +78,7 @@ class Provider:
     """A provider as the candidate search (and a listing) sees it."""
     __slots__ = ('id', 'uuid', 'parent', 'root', 'name', 'generation',
                  'changed_at', 'inventory', 'traits', 'aggregates',
-                 'summaries', 'listed')
+                 'summaries')
 
     def __init__(self, id_, uuid, parent, root, name=None, generation=None,
                  changed_at=None):
@@ -93,7 +93,6 @@ class Provider:
         self.traits = frozenset()   # trait ids
         self.aggregates = frozenset()   # aggregate uuids
         self.summaries = {}         # shape -> summary, built when asked
-        self.listed = None          # shape -> listing entry, when asked
 
 
 class State:

@@ -220,14 +220,9 @@ def encode_json(body):
 
 
 def send_json(req, resp, body, status=falcon.HTTP_200):
-    send_encoded_json(req, resp, encode_json(body), status)
-
-
-def send_encoded_json(req, resp, data, status=falcon.HTTP_200):
-    """An answer already encoded as JSON (``data``: bytes)."""
     resp.status = status
     resp.content_type = JSON
-    resp.data = data
+    resp.data = encode_json(body)
 
 
 def url(req, *parts):

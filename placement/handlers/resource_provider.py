@@ -40,8 +40,6 @@ def serializer(req):
             body['root_provider_uuid'] = provider['root_provider_uuid']
         return body
 
-    # What the body depends on besides the provider: a cache key.
-    serialize.shape = (root, tuple(relations), with_tree)
     return serialize
 
 
@@ -98,20 +96,13 @@ class ResourceProviders(base.Resource):
 
     @staticmethod
     def _list_from_state(req, resp, filters):
-        """The listing from the in-memory state, each provider's entry
-        encoded once per shape (``candidates.listing``)."""
-        serialize = serializer(req)
-
-        def encode(fields):
-            return base.encode_json(serialize(fields))
-
+        """The listing from the in-memory state (``candidates.listing``)."""
         with snapshot.of(req.context.db).fresh() as state:
             providers = listing.matching(state, filters.resources)
-            parts = listing.entries(state, providers, serialize.shape,
-                                    encode)
+            rows = listing.fields(state, providers)
             changed = listing.newest_change(providers, base.utcnow())
-        base.send_encoded_json(req, resp, b''.join((
-            b'{"resource_providers":[', b','.join(parts), b']}')))
+        base.send_json(req, resp, {'resource_providers': list(
+            map(serializer(req), rows))})
         base.send_cache_headers(req, resp, changed)
 
     @base.operation('Create a resource provider',
