@@ -84,12 +84,10 @@ class Loader:
         self.unsuffixed_traits = []
         self.provider_traits = {}
         self._scope = Scope()
-        self._sharing_anchors = {}
 
     def enter(self, scope):
         """Look at ``scope`` from now on."""
         self._scope = scope
-        self._sharing_anchors = {}
 
     def load(self, resolved):
         """The group's GroupCandidates in the current scope (an empty
@@ -135,22 +133,22 @@ class Loader:
         the indexes would name."""
         return resolved.tree_root is None and self._scope.roots is None
 
-    def _allowed(self, anchor):
-        allowed = self._scope.allowed
-        return allowed is None or anchor in allowed
-
     def _anchors(self, provider, extra=True):
         """The anchors the provider may serve in this scope: its own root
         and, for a sharing provider, the roots it shares with."""
-        anchors = [provider.root]
+        allowed = self._scope.allowed
+        anchors = [provider.root] if (
+            allowed is None or provider.root in allowed) else []
         if extra and provider.id in self.sharing:
-            shared = self._sharing_anchors.get(provider.id)
-            if shared is None:
-                shared = self._sharing_anchors[provider.id] = sorted(
-                    filters.sharing_anchors(self.state, provider)
-                    - {provider.root})
-            anchors += shared
-        return [anchor for anchor in anchors if self._allowed(anchor)]
+            shared, ordered = self.state.shared_roots(provider)
+            if allowed is None:
+                anchors += ordered
+            elif len(allowed) < len(shared):
+                anchors += sorted(root for root in allowed
+                                  if root in shared)
+            else:
+                anchors += [root for root in ordered if root in allowed]
+        return anchors
 
     # -- granular groups --------------------------------------------------
 

@@ -109,6 +109,9 @@ class State:
         # group starts from these instead of every provider.
         self.class_members = collections.defaultdict(set)  # class -> ids
         self.trait_members = collections.defaultdict(set)  # trait -> ids
+        # Sharing provider id -> (roots it shares with, as a frozenset and
+        # sorted), kept until aggregates, trees or sharing change.
+        self._shared_roots = {}
         # Equal values the providers share instead of a copy each.
         self._records = weakref.WeakValueDictionary()   # Inventory
         self._sets = {}     # trait id and aggregate uuid sets, uuids
@@ -134,6 +137,22 @@ class State:
         if self._roots is None:
             self._roots = sorted(self.trees)
         return self._roots
+
+    def shared_roots(self, provider):
+        """The roots of the other trees the sharing ``provider`` shares
+        with: (frozenset, sorted tuple).  Worked out once, not per
+        request: a storage pool can serve every compute node."""
+        found = self._shared_roots.get(provider.id)
+        if found is None:
+            providers = self.providers
+            roots = set()
+            for aggregate in provider.aggregates:
+                for member in self.aggregate_members[aggregate]:
+                    roots.add(providers[member].root)
+            roots.discard(provider.root)
+            found = self._shared_roots[provider.id] = (
+                frozenset(roots), tuple(sorted(roots)))
+        return found
 
     def members(self, root):
         """The ids of the tree rooted at ``root``, ascending."""
@@ -182,6 +201,7 @@ class State:
                         if self._sharing_trait in provider.traits}
         for provider in self.providers.values():
             provider.summaries = {}
+        self._shared_roots = {}
 
     def _load_providers(self, conn, ids=None):
         """Read the providers ``ids`` (None: all) and put them in place
@@ -194,7 +214,7 @@ class State:
             self.__init__()
             self._load_names(conn)
         else:
-            before = self._rootness(ids)
+            before = self._placement(ids)
             for provider_id in ids:
                 self._forget(provider_id)
         found = {}
@@ -245,9 +265,11 @@ class State:
             provider.aggregates = self._shared(
                 frozenset(aggregates.get(provider_id, ())))
             self._add(provider)
-        if ids is None or before != self._rootness(ids):
-            # Providers came, went, or became or stopped being roots.
+        if ids is None or before != self._placement(ids):
+            # Providers came or went, moved between trees or aggregates,
+            # or started or stopped sharing.
             self._ordered = self._roots = None
+            self._shared_roots = {}
 
     def _record(self, *values):
         """The Inventory of ``values``, shared with every provider that
@@ -261,10 +283,12 @@ class State:
         """``value`` (a set or a uuid), or the equal one already kept."""
         return self._sets.setdefault(value, value)
 
-    def _rootness(self, ids):
-        """{id: whether it is a root} for the providers of ``ids`` known."""
-        providers = self.providers
-        return {id_: providers[id_].root == id_
+    def _placement(self, ids):
+        """{id: (root, aggregates, sharing)} for the providers of ``ids``
+        known: what the sorted ids and the shared roots depend on."""
+        providers, sharing = self.providers, self.sharing
+        return {id_: (providers[id_].root, providers[id_].aggregates,
+                      id_ in sharing)
                 for id_ in ids if id_ in providers}
 
     def refresh(self, conn):
