@@ -40,6 +40,41 @@ _PROJECT = tables.projects
 _USER = tables.users
 _TYPE = tables.consumer_types
 
+# The statements every claim runs, built once: constructing a statement
+# costs SQLAlchemy about ten times what executing a built one does.
+_NAMED_IDS = sa.union_all(
+    sa.select(sa.literal(0, sa.Integer).label('is_class'),
+              _RP.c.uuid.label('key'), _RP.c.id)
+    .where(_RP.c.uuid.in_(sa.bindparam('uuids', expanding=True))),
+    sa.select(sa.literal(1, sa.Integer), _RC.c.name, _RC.c.id)
+    .where(_RC.c.name.in_(sa.bindparam('names', expanding=True))))
+_PROVIDER_STATE = (
+    sa.select(_RP.c.id, _RP.c.generation, _INV.c.resource_class_id,
+              *(_INV.c[field] for field in inventories.FIELDS),
+              providers_core.inventory_usage().label('used'))
+    .select_from(_RP.outerjoin(_INV, sa.and_(
+        _INV.c.resource_provider_id == _RP.c.id,
+        _INV.c.resource_class_id.in_(
+            sa.bindparam('class_ids', expanding=True)))))
+    .where(_RP.c.id.in_(sa.bindparam('provider_ids', expanding=True))))
+_BUMP_PROVIDER = (
+    _RP.update()
+    .where(_RP.c.id == sa.bindparam('provider_id'),
+           _RP.c.generation == sa.bindparam('expected'))
+    .values(generation=_RP.c.generation + 1,
+            updated_at=sa.bindparam('now', type_=_RP.c.updated_at.type)))
+_CONSUMER_WITH_PROVIDERS = (
+    sa.select(_CONSUMER.c.id, _CONSUMER.c.generation,
+              _ALLOC.c.resource_provider_id)
+    .select_from(_CONSUMER.join(
+        _ALLOC, _ALLOC.c.consumer_id == _CONSUMER.c.uuid))
+    .where(_CONSUMER.c.uuid == sa.bindparam('uuid')))
+_DELETE_CONSUMER_ALLOCATIONS = _ALLOC.delete().where(
+    _ALLOC.c.consumer_id == sa.bindparam('uuid'))
+_DELETE_CONSUMER = _CONSUMER.delete().where(
+    _CONSUMER.c.id == sa.bindparam('consumer_id'),
+    _CONSUMER.c.generation == sa.bindparam('expected'))
+
 
 class ProviderNotFound(exceptions.InvalidInput):
     """An allocation names a provider that does not exist."""
@@ -172,12 +207,7 @@ def _named_ids(conn, writes):
     names = sorted({name for write in writes
                     for resources in write.allocations.values()
                     for name in resources})
-    rows = conn.execute(sa.union_all(
-        sa.select(sa.literal(0, sa.Integer).label('is_class'),
-                  _RP.c.uuid.label('key'), _RP.c.id)
-        .where(_RP.c.uuid.in_(wanted)),
-        sa.select(sa.literal(1, sa.Integer), _RC.c.name, _RC.c.id)
-        .where(_RC.c.name.in_(names)))).all()
+    rows = conn.execute(_NAMED_IDS, {'uuids': wanted, 'names': names}).all()
     ids = {row.key: row.id for row in rows if not row.is_class}
     class_ids = {row.key: row.id for row in rows if row.is_class}
     for write in writes:
@@ -234,14 +264,9 @@ def _provider_state(conn, provider_ids, class_ids):
     """({provider id: generation}, {(provider id, class id): inventory
     record with its current ``used``}), read in one statement so that
     generations and usage come from the same snapshot."""
-    rows = conn.execute(
-        sa.select(_RP.c.id, _RP.c.generation, _INV.c.resource_class_id,
-                  *(_INV.c[field] for field in inventories.FIELDS),
-                  providers_core.inventory_usage().label('used'))
-        .select_from(_RP.outerjoin(
-            _INV, sa.and_(_INV.c.resource_provider_id == _RP.c.id,
-                          _INV.c.resource_class_id.in_(sorted(class_ids)))))
-        .where(_RP.c.id.in_(sorted(provider_ids)))).all()
+    rows = conn.execute(_PROVIDER_STATE, {
+        'provider_ids': sorted(provider_ids),
+        'class_ids': sorted(class_ids)}).all()
     generations = {row.id: row.generation for row in rows}
     records = {(row.id, row.resource_class_id): row._mapping
                for row in rows if row.resource_class_id is not None}
@@ -304,12 +329,9 @@ def _bump_providers(conn, generations):
     concurrent writers lock rows in the same order."""
     now = tables.utcnow()
     for provider_id in sorted(generations):
-        result = conn.execute(
-            _RP.update()
-            .where(_RP.c.id == provider_id,
-                   _RP.c.generation == generations[provider_id])
-            .values(generation=generations[provider_id] + 1,
-                    updated_at=now))
+        result = conn.execute(_BUMP_PROVIDER, {
+            'provider_id': provider_id,
+            'expected': generations[provider_id], 'now': now})
         if result.rowcount != 1:
             raise _LostRace('resource provider generation conflict')
 
@@ -481,19 +503,14 @@ def delete_for_consumer(conn, consumer_uuid):
     attempt roll back and retry instead of freeing allocations it did not
     read, or freeing them twice.
     """
-    rows = conn.execute(
-        sa.select(_CONSUMER.c.id, _CONSUMER.c.generation,
-                  _ALLOC.c.resource_provider_id)
-        .select_from(_CONSUMER.join(
-            _ALLOC, _ALLOC.c.consumer_id == _CONSUMER.c.uuid))
-        .where(_CONSUMER.c.uuid == consumer_uuid)).all()
+    rows = conn.execute(_CONSUMER_WITH_PROVIDERS,
+                        {'uuid': consumer_uuid}).all()
     if not rows:
         raise exceptions.NotFound(
             "No allocations for consumer '%s'" % consumer_uuid)
     changes.touch(conn, *{row.resource_provider_id for row in rows})
-    conn.execute(_ALLOC.delete().where(_ALLOC.c.consumer_id == consumer_uuid))
-    deleted = conn.execute(_CONSUMER.delete().where(
-        _CONSUMER.c.id == rows[0].id,
-        _CONSUMER.c.generation == rows[0].generation))
+    conn.execute(_DELETE_CONSUMER_ALLOCATIONS, {'uuid': consumer_uuid})
+    deleted = conn.execute(_DELETE_CONSUMER, {
+        'consumer_id': rows[0].id, 'expected': rows[0].generation})
     if deleted.rowcount != 1:
         raise _LostRace('consumer generation conflict')

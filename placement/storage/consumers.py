@@ -28,8 +28,15 @@ _ALLOC = tables.allocations
 # How a consumer without a type is named in usage reports.
 UNKNOWN_TYPE = 'unknown'
 
-# The dialects whose INSERT can skip a duplicate key by itself.
-_ON_CONFLICT = {'postgresql': postgresql.insert, 'sqlite': sqlite.insert}
+# A new consumer's INSERT that skips a duplicate uuid by itself, on the
+# dialects that can (the id comes back only if inserted).
+def _insert_skipping_duplicate(insert):
+    return (insert(_CONSUMER).on_conflict_do_nothing(index_elements=['uuid'])
+            .returning(_CONSUMER.c.id))
+
+
+_INSERT_NEW = {'postgresql': _insert_skipping_duplicate(postgresql.insert),
+               'sqlite': _insert_skipping_duplicate(sqlite.insert)}
 
 
 class GenerationConflict(exceptions.ConcurrentUpdate):
@@ -82,26 +89,33 @@ def _generation_conflict(expected, given):
            'None' if given is None else given))
 
 
-def _known(conn, uuid, project, user, consumer_type):
-    """One statement for what a claim usually finds already recorded: the
-    ids of ``project``, ``user`` and ``consumer_type`` (None when not yet
-    recorded, or no type given) and the consumer (None when new)."""
-    def id_of(table, column, value):
-        return (sa.select(table.c.id).where(table.c[column] == value)
-                .scalar_subquery())
+def _id_named(table, column, parameter):
+    return (sa.select(table.c.id)
+            .where(table.c[column] == sa.bindparam(parameter))
+            .scalar_subquery())
 
-    type_id = (sa.null() if consumer_type is None
-               else id_of(_TYPE, 'name', consumer_type))
-    one_row = sa.select(sa.literal(1).label('one')).subquery()
-    row = conn.execute(
-        sa.select(id_of(_PROJECT, 'external_id', project).label('project'),
-                  id_of(_USER, 'external_id', user).label('user'),
-                  type_id.label('type'), _CONSUMER.c.id,
-                  _CONSUMER.c.uuid, _CONSUMER.c.generation,
-                  _CONSUMER.c.project_id, _CONSUMER.c.user_id,
-                  _CONSUMER.c.consumer_type_id)
-        .select_from(one_row.outerjoin(_CONSUMER,
-                                       _CONSUMER.c.uuid == uuid))).one()
+
+# What a claim usually finds already recorded, in one statement: the ids
+# of the project, user and type named (NULL when not recorded yet; a NULL
+# type name matches nothing) and the consumer's row (NULLs when new).
+# Built once: constructing it costs more than running it.
+_KNOWN = (
+    sa.select(_id_named(_PROJECT, 'external_id', 'project').label('project'),
+              _id_named(_USER, 'external_id', 'user').label('user'),
+              _id_named(_TYPE, 'name', 'type').label('type'),
+              _CONSUMER.c.id, _CONSUMER.c.uuid, _CONSUMER.c.generation,
+              _CONSUMER.c.project_id, _CONSUMER.c.user_id,
+              _CONSUMER.c.consumer_type_id)
+    .select_from(sa.select(sa.literal(1).label('one')).subquery()
+                 .outerjoin(_CONSUMER,
+                            _CONSUMER.c.uuid == sa.bindparam('uuid'))))
+
+
+def _known(conn, uuid, project, user, consumer_type):
+    """(project id, user id, type id, consumer) as far as recorded: see
+    ``_KNOWN``; the consumer as ``find`` returns it."""
+    row = conn.execute(_KNOWN, {'uuid': uuid, 'project': project,
+                                'user': user, 'type': consumer_type}).one()
     consumer = None
     if row.id is not None:
         consumer = {key: row._mapping[key] for key in (
@@ -169,11 +183,8 @@ def create_fresh(conn, consumer):
     values = {key: consumer[key] for key in (
         'uuid', 'generation', 'project_id', 'user_id', 'consumer_type_id')}
     values['created_at'] = tables.utcnow()
-    if conn.dialect.name in _ON_CONFLICT:
-        consumer['id'] = conn.scalar(
-            _ON_CONFLICT[conn.dialect.name](_CONSUMER).values(values)
-            .on_conflict_do_nothing(index_elements=['uuid'])
-            .returning(_CONSUMER.c.id))
+    if conn.dialect.name in _INSERT_NEW:
+        consumer['id'] = conn.scalar(_INSERT_NEW[conn.dialect.name], values)
         return consumer['id'] is not None
     try:
         with conn.begin_nested():
