@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/claims.py [--claims N] [--clients C]
         [--rounds R] [--warmup W] [--max-seconds S] [--providers P]
-        [--fill F] [--usage-consumers U] [--usage-requests Q]
+        [--fill F] [--scheduler] [--usage-consumers U]
+        [--usage-requests Q]
 
 Both servers run side by side (same PostgreSQL cluster, a database each,
 two gunicorn workers each, 127.0.0.1 only) and get the same data: the
@@ -13,7 +14,10 @@ Claims: C clients each loop the way nova's scheduler claims an instance
 and DISK_GB on a random provider, ``consumer_generation`` null, consumer
 type INSTANCE; a 409 ``placement.concurrent_update`` is retried (re-read
 first, up to four attempts), any other 409 means the provider is full and
-the next random provider is tried.  Each client keeps a bounded pool of
+the next random provider is tried.  With ``--scheduler`` each claim
+starts from ``GET /allocation_candidates?limit=10`` as nova's scheduler
+does and PUTs its allocation requests in order (``claim_load.py`` has the
+clients).  Each client keeps a bounded pool of
 live claims and frees the oldest (DELETE /allocations/{consumer}) before
 claiming past it, so the providers stay at about F of capacity.  Rounds
 alternate which server goes first.  Afterwards every claim provider's
@@ -29,22 +33,19 @@ import collections
 import concurrent.futures
 import os
 import platform
-import random
 import statistics
 import sys
 import threading
 import time
 import uuid
 
+import claim_load
 import harness
 import loadgen
 
 NAMES = ('ours', 'upstream')
-MICROVERSION = '1.39'
 USAGE_BATCH_MICROVERSION = '1.38'
 USAGE_MICROVERSIONS = ('1.9', '1.38')
-CONCURRENT_UPDATE = 'placement.concurrent_update'
-NAMESPACE = uuid.UUID('5d0c0a3e-7a55-4b0c-9f57-2f5d2c6b1d51')
 
 # Three claims fill a provider: MEMORY_MB (16384 - 512) // 4096 = 3, while
 # VCPU (8 * 2.0) // 4 = 4 and DISK_GB 200 // 50 = 4 would take a fourth.
@@ -56,7 +57,6 @@ CLAIM_INVENTORY = {
     'DISK_GB': {'total': 200, 'reserved': 0, 'max_unit': 200,
                 'allocation_ratio': 1.0},
 }
-CLAIM = {'VCPU': 4, 'MEMORY_MB': 4096, 'DISK_GB': 50}
 # Room for any number of usage consumers.
 USAGE_INVENTORY = {
     'VCPU': {'total': 1000000, 'allocation_ratio': 1.0},
@@ -66,20 +66,8 @@ USAGE_INVENTORY = {
 USAGE_CLAIM = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 10}
 USAGE_BATCH = 100
 USAGE_PROVIDERS = 100
-# nova's @retries: four attempts; it sleeps uniform(0, 2 * attempt) s
-# between them, scaled down here to milliseconds.
-MAX_ATTEMPTS = 4
-RETRY_SLEEP = 0.01
-# Random providers tried per claim before giving up on it (nova: its
-# alternates, then NoValidHost).
-MAX_HOSTS = 10
-# A client stops after this many unexpected answers in a row (a server
-# without the endpoints would otherwise spin until the time limit).
-MAX_UNEXPECTED_IN_A_ROW = 20
-PROJECTS = [str(uuid.uuid5(NAMESPACE, 'project-%d' % n)) for n in range(8)]
-USERS = [str(uuid.uuid5(NAMESPACE, 'user-%d' % n)) for n in range(8)]
-USAGE_PROJECT = str(uuid.uuid5(NAMESPACE, 'usage-project'))
-USAGE_USERS = [str(uuid.uuid5(NAMESPACE, 'usage-user-%d' % n))
+USAGE_PROJECT = str(uuid.uuid5(claim_load.NAMESPACE, 'usage-project'))
+USAGE_USERS = [str(uuid.uuid5(claim_load.NAMESPACE, 'usage-user-%d' % n))
                for n in range(10)]
 SETUP_THREADS = 4
 
@@ -101,6 +89,11 @@ def parse_args(argv):
     parser.add_argument('--max-seconds', type=float, default=60,
                         help='cut a round short after this long '
                              '(default 60)')
+    parser.add_argument('--scheduler', action='store_true',
+                        help='claim as nova does: GET '
+                             '/allocation_candidates (limit=10) and PUT '
+                             'its allocation requests in order, instead '
+                             'of PUT on random providers')
     parser.add_argument('--providers', type=int, default=200,
                         help='providers to claim on (default 200)')
     parser.add_argument('--fill', type=float, default=0.8,
@@ -132,7 +125,7 @@ def capacity(inventory):
 
 def claims_per_provider():
     return min(int(capacity(CLAIM_INVENTORY[rc]) // amount)
-               for rc, amount in CLAIM.items())
+               for rc, amount in claim_load.CLAIM.items())
 
 
 def percentile(values, fraction):
@@ -140,11 +133,6 @@ def percentile(values, fraction):
     if not ordered:
         return float('nan')
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
-
-
-def short(body):
-    text = str(body)
-    return text if len(text) <= 160 else text[:157] + '...'
 
 
 def parallel(function, items, threads=SETUP_THREADS):
@@ -161,7 +149,8 @@ class Setup:
         self.port = port
         self.local = threading.local()
 
-    def call(self, method, path, body=None, microversion=MICROVERSION):
+    def call(self, method, path, body=None,
+             microversion=claim_load.MICROVERSION):
         if not hasattr(self.local, 'client'):
             self.local.client = loadgen.Client(self.port)
         return self.local.client.call(method, path, body, microversion)
@@ -171,17 +160,17 @@ class Setup:
                                     {'uuid': provider, 'name': name})
         if status != 200:
             raise RuntimeError('POST /resource_providers %s: %s %s'
-                               % (name, status, short(body)))
+                               % (name, status, claim_load.short(body)))
         status, body, _ = self.call(
             'PUT', '/resource_providers/%s/inventories' % provider,
             {'resource_provider_generation': body['generation'],
              'inventories': inventories})
         if status != 200:
             raise RuntimeError('PUT inventories of %s: %s %s'
-                               % (name, status, short(body)))
+                               % (name, status, claim_load.short(body)))
 
     def providers(self, prefix, count, inventories):
-        uuids = [str(uuid.uuid5(NAMESPACE, '%s-%d' % (prefix, n)))
+        uuids = [str(uuid.uuid5(claim_load.NAMESPACE, '%s-%d' % (prefix, n)))
                  for n in range(count)]
         parallel(lambda n: self.provider(uuids[n], '%s-%d' % (prefix, n),
                                          inventories), range(count))
@@ -204,6 +193,8 @@ class ClaimRound:
         self.puts = stats['puts']
         self.frees = stats['frees']
         self.rereads = stats['rereads']
+        self.gets = stats['gets']
+        self.get_latencies = stats['get_latencies']
         self.placed = len(self.latencies)
         self.unplaced = stats['unplaced']
         self.aborted = stats['aborted']
@@ -222,147 +213,10 @@ class ClaimRound:
     @property
     def failures(self):
         """Answers neither 204 nor 409, and transport errors."""
-        return sum(n for outcomes in (self.puts, self.frees, self.rereads)
+        return sum(n for outcomes in (self.puts, self.frees, self.rereads,
+                                      self.gets)
                    for k, n in outcomes.items()
                    if k not in (200, 204, 'capacity', 'concurrent_update'))
-
-
-def claim_round(port, pools, seed, claims, max_seconds, providers,
-                live_per_client):
-    """Place ``claims`` instances from ``len(pools)`` clients (load side).
-
-    ``pools`` holds each client's live claims, [consumer, provider] oldest
-    first; they are freed oldest first past ``live_per_client`` and handed
-    back, so the next round starts as full as this one ends.
-    """
-    lock = threading.Lock()
-    issued = [0]
-    deadline = time.monotonic() + max_seconds
-    stats = {'latencies': [], 'free_latencies': [], 'conflict_latencies': [],
-             'puts': collections.Counter(), 'frees': collections.Counter(),
-             'rereads': collections.Counter(), 'unplaced': 0, 'aborted': 0,
-             'unexpected': []}
-
-    def client(index):
-        rng = random.Random('%s-%d' % (seed, index))
-        pool = pools[index]
-        conn = loadgen.Client(port)
-        mine = {'latencies': [], 'free_latencies': [],
-                'conflict_latencies': [],
-                'puts': collections.Counter(),
-                'frees': collections.Counter(),
-                'rereads': collections.Counter(), 'unplaced': 0,
-                'aborted': 0, 'unexpected': []}
-        in_a_row = [0]
-
-        def unexpected(what, status, body):
-            in_a_row[0] += 1
-            if len(mine['unexpected']) < 3:
-                mine['unexpected'].append('%s -> %s %s'
-                                          % (what, status, short(body)))
-
-        def free(consumer):
-            path = '/allocations/%s' % consumer
-            for attempt in range(MAX_ATTEMPTS):
-                status, body, elapsed = conn.call('DELETE', path,
-                                                  microversion=MICROVERSION)
-                if (status == 409
-                        and loadgen.error_code(body) == CONCURRENT_UPDATE):
-                    mine['frees']['concurrent_update'] += 1
-                    continue
-                mine['frees'][status] += 1
-                if status == 204:
-                    mine['free_latencies'].append(elapsed)
-                    in_a_row[0] = 0
-                else:
-                    unexpected('DELETE ' + path, status, body)
-                return
-
-        def place(consumer, project, user):
-            """True once placed; False when full everywhere tried."""
-            path = '/allocations/%s' % consumer
-            tried = set()
-            for _ in range(min(MAX_HOSTS, len(providers))):
-                provider = rng.choice(providers)
-                while provider in tried:
-                    provider = rng.choice(providers)
-                tried.add(provider)
-                payload = {
-                    'allocations': {provider: {'resources': CLAIM}},
-                    'project_id': project, 'user_id': user,
-                    'consumer_generation': None,
-                    'consumer_type': 'INSTANCE'}
-                for attempt in range(MAX_ATTEMPTS):
-                    if attempt:
-                        # nova's claim_resources reads the consumer before
-                        # (re)writing it, and takes its generation.
-                        time.sleep(rng.uniform(0, attempt * RETRY_SLEEP))
-                        status, body, _ = conn.call(
-                            'GET', path, microversion=MICROVERSION)
-                        mine['rereads'][status] += 1
-                        if status != 200:
-                            unexpected('GET ' + path, status, body)
-                            return False
-                        if body.get('allocations'):
-                            payload['consumer_generation'] = body.get(
-                                'consumer_generation')
-                    status, body, elapsed = conn.call(
-                        'PUT', path, payload, microversion=MICROVERSION)
-                    if status == 204:
-                        mine['puts'][204] += 1
-                        mine['latencies'].append(elapsed)
-                        pool.append([consumer, provider])
-                        in_a_row[0] = 0
-                        return True
-                    if status == 409:
-                        in_a_row[0] = 0
-                        mine['conflict_latencies'].append(elapsed)
-                        if loadgen.error_code(body) == CONCURRENT_UPDATE:
-                            mine['puts']['concurrent_update'] += 1
-                            continue
-                        mine['puts']['capacity'] += 1
-                        break
-                    mine['puts'][status] += 1
-                    unexpected('PUT ' + path, status, body)
-                    return False
-            return False
-
-        try:
-            while time.monotonic() < deadline:
-                if in_a_row[0] >= MAX_UNEXPECTED_IN_A_ROW:
-                    mine['aborted'] += 1
-                    break
-                with lock:
-                    if issued[0] >= claims:
-                        break
-                    issued[0] += 1
-                while len(pool) >= live_per_client:
-                    free(pool.pop(0)[0])
-                consumer = str(uuid.UUID(int=rng.getrandbits(128),
-                                         version=4))
-                if not place(consumer, rng.choice(PROJECTS),
-                             rng.choice(USERS)):
-                    mine['unplaced'] += 1
-        finally:
-            conn.close()
-        with lock:
-            for key, value in mine.items():
-                if key == 'unexpected':
-                    stats[key].extend(value[:3 - len(stats[key])])
-                else:
-                    stats[key] += value
-
-    cpu_before = time.process_time()
-    started = time.perf_counter()
-    threads = [threading.Thread(target=client, args=(index,))
-               for index in range(len(pools))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    elapsed = time.perf_counter() - started
-    return {'elapsed': elapsed, 'stats': stats, 'pools': pools,
-            'client_cpu': time.process_time() - cpu_before}
 
 
 def describe_round(label, name, result, cpu):
@@ -376,6 +230,10 @@ def describe_round(label, name, result, cpu):
                percentile(result.free_latencies, 0.5) * 1000,
                100.0 * result.puts['concurrent_update'] / puts,
                100.0 * result.puts['capacity'] / puts))
+    if result.get_latencies:
+        line += '  GET candidates x%d p50 %5.1f ms' % (
+            len(result.get_latencies),
+            percentile(result.get_latencies, 0.5) * 1000)
     if cpu is not None:
         line += ('  cpu/claim: server %5.2f ms, postgres %5.2f ms, '
                  'client %5.2f ms'
@@ -406,9 +264,9 @@ def measure_claims(load, stack, providers, args):
     for name in NAMES:
         if warmup:
             warm = ClaimRound(**load.call(
-                claim_round, stack.servers[name].port, pools[name],
+                claim_load.claim_round, stack.servers[name].port, pools[name],
                 'warmup', warmup, 3 * args.max_seconds, providers,
-                live_per_client))
+                live_per_client, args.scheduler))
             pools[name] = warm.pools
             harness.log(describe_round('warm-up', name, warm, None))
     for number in range(1, args.rounds + 1):
@@ -417,9 +275,9 @@ def measure_claims(load, stack, providers, args):
             meter = stack.meters[name]
             before = meter.read()
             result = ClaimRound(**load.call(
-                claim_round, stack.servers[name].port, pools[name],
+                claim_load.claim_round, stack.servers[name].port, pools[name],
                 'round-%d' % number, args.claims, args.max_seconds,
-                providers, live_per_client))
+                providers, live_per_client, args.scheduler))
             used = meter.used(before, meter.read())
             pools[name] = result.pools
             results[name].append(result)
@@ -443,6 +301,7 @@ def summarize_claims(results, cpu):
             'p50': percentile(latencies, 0.50) * 1000,
             'p95': percentile(latencies, 0.95) * 1000,
             'puts': sum(r.put_count for r in rounds),
+            'gets': sum(len(r.get_latencies) for r in rounds) / placed,
             'cu': 100.0 * sum(r.puts['concurrent_update'] for r in rounds)
             / puts,
             'cap': 100.0 * sum(r.puts['capacity'] for r in rounds) / puts,
@@ -483,7 +342,7 @@ def audit(port, providers, pools):
                                         ('inventories', inventories)):
             if status != 200:
                 return [], [], 'GET .../%s -> %s %s' % (what, status,
-                                                        short(body))
+                                                        claim_load.short(body))
         used = usages[1]['usages']
         for rc, inventory in inventories[1]['inventories'].items():
             room = capacity(inventory)
@@ -491,8 +350,8 @@ def audit(port, providers, pools):
                 overcommits.append('%s %s: used %s > capacity %s'
                                    % (provider, rc, used[rc], room))
         expected = {rc: amount * held[provider]
-                    for rc, amount in CLAIM.items()}
-        if {rc: used.get(rc, 0) for rc in CLAIM} != expected:
+                    for rc, amount in claim_load.CLAIM.items()}
+        if {rc: used.get(rc, 0) for rc in claim_load.CLAIM} != expected:
             mismatches.append('%s: usages %s, claims held %s'
                               % (provider, used, expected))
     return overcommits, mismatches, None
@@ -517,7 +376,7 @@ def create_usage_consumers(port, providers, count):
         provider = providers[number % len(providers)]
         body = {}
         for index in range(size):
-            consumer = str(uuid.uuid5(NAMESPACE, 'usage-%d-%d'
+            consumer = str(uuid.uuid5(claim_load.NAMESPACE, 'usage-%d-%d'
                                       % (number, index)))
             body[consumer] = {
                 'allocations': {provider: {'resources': USAGE_CLAIM}},
@@ -525,17 +384,18 @@ def create_usage_consumers(port, providers, count):
                 'user_id': USAGE_USERS[index % len(USAGE_USERS)],
                 'consumer_generation': None,
                 'consumer_type': 'INSTANCE'}
-        for _ in range(MAX_ATTEMPTS):
+        for _ in range(claim_load.MAX_ATTEMPTS):
             status, answer, elapsed = setup.call(
                 'POST', '/allocations', body,
                 microversion=USAGE_BATCH_MICROVERSION)
             if status == 204:
                 return size, elapsed, None
             if not (status == 409
-                    and loadgen.error_code(answer) == CONCURRENT_UPDATE):
+                    and loadgen.error_code(answer)
+                    == claim_load.CONCURRENT_UPDATE):
                 break
-        return 0, None, 'POST /allocations -> %s %s' % (status,
-                                                        short(answer))
+        return 0, None, 'POST /allocations -> %s %s' % (
+            status, claim_load.short(answer))
 
     created, latencies, failure = 0, [], None
     for size, elapsed, error in parallel(post, batches, threads=2):
@@ -588,8 +448,8 @@ def measure_usages(load, stack, args):
                 'p50': percentile(result.latencies, 0.5) * 1000,
                 'p95': percentile(result.latencies, 0.95) * 1000,
                 'statuses': result.statuses, 'correct': correct,
-                'sample': None if correct else '%s %s' % (status,
-                                                          short(body))}
+                'sample': None if correct else '%s %s' % (
+                    status, claim_load.short(body))}
             harness.log('GET /usages %s %-8s p50 %.1f ms  %s%s'
                         % (microversion, name,
                            found[name][microversion]['p50'],
@@ -613,14 +473,18 @@ def upstream_known_bug(name, microversion, row):
 
 def report(args, postgres_version, load_before, claims, audits, usages):
     ok = True
-    print('Claims: PUT /allocations/{consumer} near capacity, microversion '
-          '%s: %d rounds x %d claims, %d clients, %d gunicorn workers each'
-          % (MICROVERSION, args.rounds, args.claims, args.clients,
+    print('Claims (%s): %s near capacity, microversion %s: %d rounds x %d '
+          'claims, %d clients, %d gunicorn workers each'
+          % ('scheduler' if args.scheduler else 'random',
+             'GET /allocation_candidates?limit=10 then PUT /allocations/'
+             '{consumer}' if args.scheduler
+             else 'PUT /allocations/{consumer}',
+             claim_load.MICROVERSION, args.rounds, args.claims, args.clients,
              harness.WORKERS))
     print('%d providers x %d claims fit (VCPU 8 x2.0, MEMORY_MB 16384 - 512, '
           'DISK_GB 200; claim %s), %.0f%% kept live'
           % (args.providers, claims_per_provider(),
-             ' '.join('%s:%s' % item for item in CLAIM.items()),
+             ' '.join('%s:%s' % item for item in claim_load.CLAIM.items()),
              args.fill * 100))
     print('machine: %d CPUs, Python %s, %s, upstream '
           'openstack-placement %s'
@@ -642,6 +506,15 @@ def report(args, postgres_version, load_before, claims, audits, usages):
         if row['failures']:
             ok = False
             print('          e.g. %s' % '; '.join(row['unexpected']))
+    if args.scheduler:
+        print('(p50/p95: the whole claim, first candidates GET to the '
+              'accepted PUT; candidates GETs per placed claim: %s)'
+              % ', '.join('%s %.2f' % (name, claims[name]['gets'])
+                          for name in NAMES))
+    for name in NAMES:
+        if claims[name]['unplaced']:
+            print('%s: %d claims found no room' % (name,
+                                                   claims[name]['unplaced']))
     ours, upstream = claims['ours'], claims['upstream']
     print()
     print('ratio ours/upstream: claims/s %.2fx, server cpu per claim %.2fx, '

@@ -40,6 +40,41 @@ _PROJECT = tables.projects
 _USER = tables.users
 _TYPE = tables.consumer_types
 
+# The statements every claim runs, built once: constructing a statement
+# costs SQLAlchemy about ten times what executing a built one does.
+_NAMED_IDS = sa.union_all(
+    sa.select(sa.literal(0, sa.Integer).label('is_class'),
+              _RP.c.uuid.label('key'), _RP.c.id)
+    .where(_RP.c.uuid.in_(sa.bindparam('uuids', expanding=True))),
+    sa.select(sa.literal(1, sa.Integer), _RC.c.name, _RC.c.id)
+    .where(_RC.c.name.in_(sa.bindparam('names', expanding=True))))
+_PROVIDER_STATE = (
+    sa.select(_RP.c.id, _RP.c.generation, _INV.c.resource_class_id,
+              *(_INV.c[field] for field in inventories.FIELDS),
+              providers_core.inventory_usage().label('used'))
+    .select_from(_RP.outerjoin(_INV, sa.and_(
+        _INV.c.resource_provider_id == _RP.c.id,
+        _INV.c.resource_class_id.in_(
+            sa.bindparam('class_ids', expanding=True)))))
+    .where(_RP.c.id.in_(sa.bindparam('provider_ids', expanding=True))))
+_BUMP_PROVIDER = (
+    _RP.update()
+    .where(_RP.c.id == sa.bindparam('provider_id'),
+           _RP.c.generation == sa.bindparam('expected'))
+    .values(generation=_RP.c.generation + 1,
+            updated_at=sa.bindparam('now', type_=_RP.c.updated_at.type)))
+_CONSUMER_WITH_PROVIDERS = (
+    sa.select(_CONSUMER.c.id, _CONSUMER.c.generation,
+              _ALLOC.c.resource_provider_id)
+    .select_from(_CONSUMER.join(
+        _ALLOC, _ALLOC.c.consumer_id == _CONSUMER.c.uuid))
+    .where(_CONSUMER.c.uuid == sa.bindparam('uuid')))
+_DELETE_CONSUMER_ALLOCATIONS = _ALLOC.delete().where(
+    _ALLOC.c.consumer_id == sa.bindparam('uuid'))
+_DELETE_CONSUMER = _CONSUMER.delete().where(
+    _CONSUMER.c.id == sa.bindparam('consumer_id'),
+    _CONSUMER.c.generation == sa.bindparam('expected'))
+
 
 class ProviderNotFound(exceptions.InvalidInput):
     """An allocation names a provider that does not exist."""
@@ -146,7 +181,8 @@ class _Entry:
 
 def _existing(conn, consumer_uuids):
     """The current allocations of the consumers, with provider uuids and
-    class names, in the order they were made."""
+    class names, in the order they were made (the caller leaves out the
+    fresh consumers, which have none)."""
     if not consumer_uuids:
         return []
     return conn.execute(
@@ -161,21 +197,26 @@ def _existing(conn, consumer_uuids):
         .order_by(_ALLOC.c.id)).all()
 
 
-def _provider_ids(conn, writes):
-    """{uuid: id} of the providers the writes allocate from; the first
-    missing one (in request order) is a ProviderNotFound."""
-    wanted = {uuid for write in writes for uuid in write.allocations}
-    ids = {}
-    if wanted:
-        ids = dict(conn.execute(sa.select(_RP.c.uuid, _RP.c.id)
-                                .where(_RP.c.uuid.in_(sorted(wanted)))).all())
+def _named_ids(conn, writes):
+    """({uuid: id} of the providers the writes allocate from, {name: id}
+    of the classes they name that exist), in one statement; the first
+    missing provider (in request order) is a ProviderNotFound."""
+    wanted = sorted({uuid for write in writes for uuid in write.allocations})
+    if not wanted:
+        return {}, {}
+    names = sorted({name for write in writes
+                    for resources in write.allocations.values()
+                    for name in resources})
+    rows = conn.execute(_NAMED_IDS, {'uuids': wanted, 'names': names}).all()
+    ids = {row.key: row.id for row in rows if not row.is_class}
+    class_ids = {row.key: row.id for row in rows if row.is_class}
     for write in writes:
         for uuid in write.allocations:
             if uuid not in ids:
                 raise ProviderNotFound(
                     "Allocation for resource provider '%s' that does not "
                     "exist." % uuid)
-    return ids
+    return ids, class_ids
 
 
 def _entries(writes, consumers, provider_ids, existing):
@@ -204,11 +245,14 @@ def _entries(writes, consumers, provider_ids, existing):
     return entries
 
 
-def _resolve_classes(conn, entries):
-    """Set each entry's class id; the first unknown class (in request
-    order) is a ResourceClassNotFound."""
-    ids = resource_classes.ids_by_name(
-        conn, {entry.resource_class for entry in entries})
+def _resolve_classes(conn, entries, known):
+    """Set each entry's class id from ``known`` ({name: id}, looked up
+    with the providers) or a lookup of the rest; the first unknown class
+    (in request order) is a ResourceClassNotFound."""
+    ids = dict(known)
+    rest = {entry.resource_class for entry in entries} - ids.keys()
+    if rest:
+        ids.update(resource_classes.ids_by_name(conn, rest))
     for entry in entries:
         if entry.resource_class not in ids:
             raise inventories.ResourceClassNotFound(
@@ -220,14 +264,9 @@ def _provider_state(conn, provider_ids, class_ids):
     """({provider id: generation}, {(provider id, class id): inventory
     record with its current ``used``}), read in one statement so that
     generations and usage come from the same snapshot."""
-    rows = conn.execute(
-        sa.select(_RP.c.id, _RP.c.generation, _INV.c.resource_class_id,
-                  *(_INV.c[field] for field in inventories.FIELDS),
-                  providers_core.inventory_usage().label('used'))
-        .select_from(_RP.outerjoin(
-            _INV, sa.and_(_INV.c.resource_provider_id == _RP.c.id,
-                          _INV.c.resource_class_id.in_(sorted(class_ids)))))
-        .where(_RP.c.id.in_(sorted(provider_ids)))).all()
+    rows = conn.execute(_PROVIDER_STATE, {
+        'provider_ids': sorted(provider_ids),
+        'class_ids': sorted(class_ids)}).all()
     generations = {row.id: row.generation for row in rows}
     records = {(row.id, row.resource_class_id): row._mapping
                for row in rows if row.resource_class_id is not None}
@@ -290,22 +329,34 @@ def _bump_providers(conn, generations):
     concurrent writers lock rows in the same order."""
     now = tables.utcnow()
     for provider_id in sorted(generations):
-        result = conn.execute(
-            _RP.update()
-            .where(_RP.c.id == provider_id,
-                   _RP.c.generation == generations[provider_id])
-            .values(generation=generations[provider_id] + 1,
-                    updated_at=now))
+        result = conn.execute(_BUMP_PROVIDER, {
+            'provider_id': provider_id,
+            'expected': generations[provider_id], 'now': now})
         if result.rowcount != 1:
             raise _LostRace('resource provider generation conflict')
 
 
 def _bump_consumers(conn, consumers):
+    """Compare-and-swap the consumers' generations; a fresh one already
+    has the generation it ends with (see ``consumers.ensure``)."""
     for consumer in sorted(consumers, key=lambda c: c['id']):
+        if consumer.get('fresh'):
+            continue
         try:
             consumer_storage.increment_generation(conn, consumer)
         except exceptions.ConcurrentUpdate as exc:
             raise _LostRace(exc.message)
+
+
+def _create_fresh(conn, consumers):
+    """Insert the consumers new to this write, now that it passed its
+    checks; one created meanwhile by another transaction sends this
+    attempt back to the start, where it is no longer new."""
+    for uuid in sorted(consumers):
+        consumer = consumers[uuid]
+        if (consumer.get('fresh')
+                and not consumer_storage.create_fresh(conn, consumer)):
+            raise _LostRace('consumer %s created concurrently' % uuid)
 
 
 def prepare(conn, writes, check_generation=False):
@@ -320,19 +371,23 @@ def prepare(conn, writes, check_generation=False):
         consumers[write.uuid] = consumer_storage.ensure(
             conn, write.uuid, write.project_id, write.user_id,
             check_generation=check_generation, generation=write.generation,
-            consumer_type=write.consumer_type)
-    return consumers, _provider_ids(conn, writes)
+            consumer_type=write.consumer_type,
+            allocating=any(write.allocations.values()))
+    return (consumers, *_named_ids(conn, writes))
 
 
 def apply(conn, writes, prepared):
     """Replace the consumers' allocations: classes, then capacity, then
     the rows, then the generations' compare-and-swap."""
-    consumers, provider_ids = prepared
-    existing = _existing(conn, list(consumers))
+    consumers, provider_ids, known_classes = prepared
+    rewritten = sorted(uuid for uuid, consumer in consumers.items()
+                       if not consumer.get('fresh'))
+    existing = _existing(conn, rewritten)
     entries = _entries(writes, consumers, provider_ids, existing)
     if not entries:
+        _create_fresh(conn, consumers)
         return
-    _resolve_classes(conn, entries)
+    _resolve_classes(conn, entries, known_classes)
     class_ids = {entry.class_id for entry in entries}
     generations, records = _provider_state(
         conn, {entry.provider_id for entry in entries}, class_ids)
@@ -344,8 +399,10 @@ def apply(conn, writes, prepared):
     class_names = [name for _, name in sorted(
         {(entry.class_id, entry.resource_class) for entry in entries})]
     _check_capacity(entries, records, freed, class_names)
-    conn.execute(_ALLOC.delete().where(
-        _ALLOC.c.consumer_id.in_(sorted(consumers))))
+    _create_fresh(conn, consumers)
+    if rewritten:
+        conn.execute(_ALLOC.delete().where(
+            _ALLOC.c.consumer_id.in_(rewritten)))
     now = tables.utcnow()
     new_rows = [{'resource_provider_id': entry.provider_id,
                  'resource_class_id': entry.class_id,
@@ -440,20 +497,20 @@ def delete_for_consumer(conn, consumer_uuid):
     """Remove every allocation of the consumer and the consumer itself.
 
     Provider generations are not touched, as upstream: freeing can never
-    overcommit.  The consumer's generation is compared-and-swapped before
-    anything goes, so a concurrent rewrite of the same consumer (which
-    reads the consumer's allocations to free them) loses its race and
-    retries instead of freeing them twice.
+    overcommit.  The consumer row goes by compare-and-swap on the
+    generation read with its allocations, after them: a concurrent
+    rewrite of the same consumer (which bumps that generation) makes this
+    attempt roll back and retry instead of freeing allocations it did not
+    read, or freeing them twice.
     """
-    consumer = consumer_storage.find(conn, consumer_uuid)
-    if consumer is None or not conn.execute(
-            sa.select(_ALLOC.c.id)
-            .where(_ALLOC.c.consumer_id == consumer_uuid).limit(1)).first():
+    rows = conn.execute(_CONSUMER_WITH_PROVIDERS,
+                        {'uuid': consumer_uuid}).all()
+    if not rows:
         raise exceptions.NotFound(
             "No allocations for consumer '%s'" % consumer_uuid)
-    _bump_consumers(conn, [consumer])
-    changes.touch(conn, *conn.scalars(
-        sa.select(_ALLOC.c.resource_provider_id).distinct()
-        .where(_ALLOC.c.consumer_id == consumer_uuid)))
-    conn.execute(_ALLOC.delete().where(_ALLOC.c.consumer_id == consumer_uuid))
-    consumer_storage.delete_if_unused(conn, [consumer_uuid])
+    changes.touch(conn, *{row.resource_provider_id for row in rows})
+    conn.execute(_DELETE_CONSUMER_ALLOCATIONS, {'uuid': consumer_uuid})
+    deleted = conn.execute(_DELETE_CONSUMER, {
+        'consumer_id': rows[0].id, 'expected': rows[0].generation})
+    if deleted.rowcount != 1:
+        raise _LostRace('consumer generation conflict')

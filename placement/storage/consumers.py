@@ -11,6 +11,8 @@ neither fails.
 """
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.dialects import sqlite
 from sqlalchemy import exc as sa_exc
 
 from placement import error_codes
@@ -25,6 +27,16 @@ _ALLOC = tables.allocations
 
 # How a consumer without a type is named in usage reports.
 UNKNOWN_TYPE = 'unknown'
+
+# A new consumer's INSERT that skips a duplicate uuid by itself, on the
+# dialects that can (the id comes back only if inserted).
+def _insert_skipping_duplicate(insert):
+    return (insert(_CONSUMER).on_conflict_do_nothing(index_elements=['uuid'])
+            .returning(_CONSUMER.c.id))
+
+
+_INSERT_NEW = {'postgresql': _insert_skipping_duplicate(postgresql.insert),
+               'sqlite': _insert_skipping_duplicate(sqlite.insert)}
 
 
 class GenerationConflict(exceptions.ConcurrentUpdate):
@@ -77,8 +89,43 @@ def _generation_conflict(expected, given):
            'None' if given is None else given))
 
 
+def _id_named(table, column, parameter):
+    return (sa.select(table.c.id)
+            .where(table.c[column] == sa.bindparam(parameter))
+            .scalar_subquery())
+
+
+# What a claim usually finds already recorded, in one statement: the ids
+# of the project, user and type named (NULL when not recorded yet; a NULL
+# type name matches nothing) and the consumer's row (NULLs when new).
+# Built once: constructing it costs more than running it.
+_KNOWN = (
+    sa.select(_id_named(_PROJECT, 'external_id', 'project').label('project'),
+              _id_named(_USER, 'external_id', 'user').label('user'),
+              _id_named(_TYPE, 'name', 'type').label('type'),
+              _CONSUMER.c.id, _CONSUMER.c.uuid, _CONSUMER.c.generation,
+              _CONSUMER.c.project_id, _CONSUMER.c.user_id,
+              _CONSUMER.c.consumer_type_id)
+    .select_from(sa.select(sa.literal(1).label('one')).subquery()
+                 .outerjoin(_CONSUMER,
+                            _CONSUMER.c.uuid == sa.bindparam('uuid'))))
+
+
+def _known(conn, uuid, project, user, consumer_type):
+    """(project id, user id, type id, consumer) as far as recorded: see
+    ``_KNOWN``; the consumer as ``find`` returns it."""
+    row = conn.execute(_KNOWN, {'uuid': uuid, 'project': project,
+                                'user': user, 'type': consumer_type}).one()
+    consumer = None
+    if row.id is not None:
+        consumer = {key: row._mapping[key] for key in (
+            'id', 'uuid', 'generation', 'project_id', 'user_id',
+            'consumer_type_id')}
+    return row.project, row.user, row.type, consumer
+
+
 def ensure(conn, uuid, project, user, *, check_generation=False,
-           generation=None, consumer_type=None):
+           generation=None, consumer_type=None, allocating=False):
     """The consumer ``uuid`` as it is about to be written, created if new.
 
     ``project`` and ``user`` are external ids.  With ``check_generation``
@@ -88,25 +135,31 @@ def ensure(conn, uuid, project, user, *, check_generation=False,
     to those of the request, without touching its generation: that is
     bumped by the allocation write itself.
 
+    A consumer that does not exist yet comes back ``fresh``, not yet
+    inserted (no ``id``): ``create_fresh`` inserts it once the write has
+    passed its checks, so a claim refused for capacity costs no insert.
+    It holds nothing, so the write skips reading, deleting and
+    compare-and-swapping what it cannot have.  With ``allocating`` (the
+    write gives it allocations) it starts at the generation that write
+    would bump it to.
+
     Returns the consumer as ``find`` does.
     """
-    wanted = {'project_id': project_id(conn, project),
-              'user_id': user_id(conn, user)}
+    known_project, known_user, known_type, consumer = _known(
+        conn, uuid, project, user, consumer_type)
+    wanted = {'project_id': known_project or project_id(conn, project),
+              'user_id': known_user or user_id(conn, user)}
     if consumer_type is not None:
-        wanted['consumer_type_id'] = consumer_type_id(conn, consumer_type)
-    consumer = find(conn, uuid)
+        wanted['consumer_type_id'] = (known_type
+                                      or consumer_type_id(conn,
+                                                          consumer_type))
     if consumer is None:
         if check_generation and generation is not None:
             raise _generation_conflict(None, generation)
-        consumer = _create(conn, uuid, wanted)
-        if consumer is not None:
-            return consumer
-        # Created concurrently since we looked: the client's "new
-        # consumer" is stale when it says so with a generation.
-        consumer = find(conn, uuid)
-        if check_generation:
-            raise _generation_conflict(consumer['generation'], generation)
-    elif check_generation and consumer['generation'] != generation:
+        return dict(wanted, id=None, uuid=uuid, fresh=True,
+                    generation=1 if allocating else 0,
+                    consumer_type_id=wanted.get('consumer_type_id'))
+    if check_generation and consumer['generation'] != generation:
         raise _generation_conflict(consumer['generation'], generation)
     changes = {key: value for key, value in wanted.items()
                if consumer[key] != value}
@@ -118,18 +171,28 @@ def ensure(conn, uuid, project, user, *, check_generation=False,
     return consumer
 
 
-def _create(conn, uuid, values):
-    """The new consumer, or None if another request created it first."""
+def create_fresh(conn, consumer):
+    """Insert the ``fresh`` consumer ``ensure`` returned and set its id;
+    False (nothing inserted) if another transaction created that uuid
+    since ``ensure`` looked.
+
+    PostgreSQL and SQLite skip the duplicate in the INSERT itself; MySQL
+    has no such clause for one key alone (INSERT IGNORE would also hide
+    other errors), so there the INSERT runs in a SAVEPOINT.
+    """
+    values = {key: consumer[key] for key in (
+        'uuid', 'generation', 'project_id', 'user_id', 'consumer_type_id')}
+    values['created_at'] = tables.utcnow()
+    if conn.dialect.name in _INSERT_NEW:
+        consumer['id'] = conn.scalar(_INSERT_NEW[conn.dialect.name], values)
+        return consumer['id'] is not None
     try:
         with conn.begin_nested():
-            consumer_id = conn.execute(_CONSUMER.insert().values(
-                uuid=uuid, generation=0, created_at=tables.utcnow(),
-                **values)).inserted_primary_key[0]
+            consumer['id'] = conn.execute(_CONSUMER.insert().values(
+                values)).inserted_primary_key[0]
     except sa_exc.IntegrityError:
-        return None
-    consumer = dict(values, id=consumer_id, uuid=uuid, generation=0)
-    consumer.setdefault('consumer_type_id', None)
-    return consumer
+        return False
+    return True
 
 
 def increment_generation(conn, consumer):
