@@ -52,6 +52,8 @@ class Constraints:
     isolate: bool = False
     required_traits: list = dataclasses.field(default_factory=list)
     traits: dict = dataclasses.field(default_factory=dict)
+    # The providers of ``traits`` that hold every required set alone.
+    complete: set = dataclasses.field(default_factory=set)
     same_subtrees: list = dataclasses.field(default_factory=list)
     parents: dict = dataclasses.field(default_factory=dict)
     # Each provider's ancestors and itself, worked out once per request.
@@ -91,24 +93,26 @@ class Constraints:
         return not providers.isdisjoint(frozenset.intersection(*chains))
 
 
-def traits_settled(option_lists, required, traits):
+def holds_all(held, required):
+    """Whether trait ids ``held`` include one of each ``required`` set."""
+    return all(not held.isdisjoint(any_of) for any_of in required)
+
+
+def traits_settled(option_lists, required, traits, complete):
     """Whether picking one provider from each list gives providers that
     hold one trait of each ``required`` set together: True when every
     pick does (each provider of some list holds them all), False when
     none can (all the providers together lack one), None when only a
-    search can tell.  ``traits`` maps a provider to its trait ids."""
-    def holds_all(held):
-        return all(not held.isdisjoint(any_of) for any_of in required)
-
-    empty = frozenset()
-    if any(all(holds_all(traits.get(provider, empty))
-               for provider in options) for options in option_lists):
+    search can tell.  ``traits`` maps a provider to its trait ids;
+    ``complete`` is the set of providers that hold them all alone."""
+    if any(complete.issuperset(options) for options in option_lists):
         return True
+    empty = frozenset()
     held = set()
     for options in option_lists:
         for provider in options:
             held |= traits.get(provider, empty)
-    return None if holds_all(held) else False
+    return None if holds_all(held, required) else False
 
 
 def _matching_size(slots):

@@ -179,7 +179,7 @@ class _Search:
         return combine.Constraints(
             inventory=loader.inventory, isolate=request.isolate,
             required_traits=loader.unsuffixed_traits,
-            traits=loader.provider_traits,
+            traits=loader.provider_traits, complete=loader.complete,
             same_subtrees=request.same_subtrees,
             parents=filters.Parents(self.state))
 
@@ -210,7 +210,8 @@ class _Search:
         return bool(constraints.required_traits) and not (
             combine.traits_settled(
                 [providers[index] for index in unsuffixed],
-                constraints.required_traits, constraints.traits))
+                constraints.required_traits, constraints.traits,
+                constraints.complete))
 
     def _streams(self, templates):
         """Per anchoring tree, scope after scope, the assignments (a

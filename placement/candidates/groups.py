@@ -83,6 +83,7 @@ class Loader:
         self.inventory = filters.Inventories(state)
         self.unsuffixed_traits = []
         self.provider_traits = {}
+        self.complete = set()       # of provider_traits, holding them all
         self._scope = Scope()
 
     def enter(self, scope):
@@ -241,12 +242,15 @@ class Loader:
         if resolved.required:
             self.unsuffixed_traits = resolved.required
             wanted = frozenset().union(*resolved.required)
-            providers = self.state.providers
-            self.provider_traits.update(
-                (provider, providers[provider].traits & wanted)
-                for per_class in by_anchor.values()
-                for members in per_class.values()
-                for provider in members)
+            providers, known = self.state.providers, self.provider_traits
+            for per_class in by_anchor.values():
+                for members in per_class.values():
+                    for provider in members:
+                        if provider not in known:
+                            held = known[provider] = (
+                                providers[provider].traits & wanted)
+                            if combine.holds_all(held, resolved.required):
+                                self.complete.add(provider)
             by_anchor = {anchor: per_class
                          for anchor, per_class in by_anchor.items()
                          if self._traits_possible(per_class, amounts)}
@@ -257,12 +261,12 @@ class Loader:
         unsuffixed group's required traits together."""
         lists = [per_class[class_id] for class_id in sorted(amounts)]
         settled = combine.traits_settled(lists, self.unsuffixed_traits,
-                                         self.provider_traits)
+                                         self.provider_traits, self.complete)
         if settled is not None:
             return settled
         slots = [combine.Slot('', False, (), options) for options in lists]
         constraints = combine.Constraints(
             inventory=self.inventory,
             required_traits=self.unsuffixed_traits,
-            traits=self.provider_traits)
+            traits=self.provider_traits, complete=self.complete)
         return next(combine.answers(slots, constraints), None) is not None
