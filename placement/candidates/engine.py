@@ -22,6 +22,7 @@ provider summaries as {provider uuid: summary}.
 
 import collections
 import itertools
+import math
 import random
 
 from placement.candidates import combine
@@ -35,6 +36,13 @@ from placement.candidates import summaries
 _FIRST_PAGE = 16
 _PAGE_GROWTH = 4
 _LARGEST_PAGE = 4096
+# A tree whose only constraint is same_subtree is answered by filtering
+# the product of its slots when that has at most this many combinations
+# (the search's bookkeeping costs more than checking so few), by the
+# search otherwise (which prunes wide trees early).
+_SMALL_PRODUCT = 64
+# How a tree is answered (see _Search._way).
+_PRODUCT, _FILTERED, _SEARCH = 'product', 'filtered', 'search'
 
 
 class _Search:
@@ -198,20 +206,29 @@ class _Search:
             competing.append(granular)
         return competing
 
-    def _search_needed(self, constraints, competing, unsuffixed, providers):
-        """Whether the tree's slots (``providers``: a list of providers
-        each) need the search, or every combination is an answer: no
-        same_subtree, no provider that competing slots share, and the
-        unsuffixed group's required traits held by every pick."""
-        if constraints.same_subtrees or any(
-                combine.shared(providers[index] for index in indexes)
-                for indexes in competing):
-            return True
-        return bool(constraints.required_traits) and not (
-            combine.traits_settled(
+    def _way(self, constraints, competing, unsuffixed, providers):
+        """How to answer the tree whose slots have ``providers`` (a list
+        of providers each): _PRODUCT when every combination is an answer
+        (no provider that competing slots share, the unsuffixed group's
+        required traits held by every pick, no same_subtree), _FILTERED
+        when only same_subtree rules some out of a small product, else
+        _SEARCH."""
+        if constraints is None:
+            return _PRODUCT
+        if any(combine.shared(providers[index] for index in indexes)
+               for indexes in competing):
+            return _SEARCH
+        if constraints.required_traits and not combine.traits_settled(
                 [providers[index] for index in unsuffixed],
                 constraints.required_traits, constraints.traits,
-                constraints.complete))
+                constraints.complete):
+            return _SEARCH
+        if not constraints.same_subtrees:
+            return _PRODUCT
+        if math.prod(len(options) for options in providers) <= (
+                _SMALL_PRODUCT):
+            return _FILTERED
+        return _SEARCH
 
     def _streams(self, templates):
         """Per anchoring tree, scope after scope, the assignments (a
@@ -220,6 +237,10 @@ class _Search:
         competing = self._competing(templates)
         unsuffixed = [index for index, template in enumerate(templates)
                       if not template[1]]
+        subtrees = [indexes for indexes in (
+            [index for index, template in enumerate(templates)
+             if template[0] in suffixes]
+            for suffixes in self.request.same_subtrees) if indexes]
         for scope in self._scopes():
             groups = self._candidates(scope)
             if groups is None:
@@ -236,14 +257,18 @@ class _Search:
             for anchor in anchors:
                 providers = self._providers(groups, templates, anchor,
                                             shuffle)
-                if constraints is None or not self._search_needed(
-                        constraints, competing, unsuffixed, providers):
+                way = self._way(constraints, competing, unsuffixed,
+                                providers)
+                if way is _PRODUCT:
                     yield itertools.product(*providers)
-                    continue
-                yield combine.answers(
-                    [combine.Slot(suffix, granular, amounts, options)
-                     for (suffix, granular, amounts, _, _), options
-                     in zip(templates, providers)], constraints)
+                elif way is _FILTERED:
+                    yield _in_subtrees(itertools.product(*providers),
+                                       subtrees, constraints)
+                else:
+                    yield combine.answers(
+                        [combine.Slot(suffix, granular, amounts, options)
+                         for (suffix, granular, amounts, _, _), options
+                         in zip(templates, providers)], constraints)
 
     def _assignments(self, templates):
         streams = self._streams(templates)
@@ -337,6 +362,16 @@ class _Search:
                 placed.append(uuid)
                 placed.sort()
         return allocations, mappings
+
+
+def _in_subtrees(assignments, subtrees, constraints):
+    """The ``assignments`` whose slots of each of ``subtrees`` (lists of
+    slot indexes) are in one subtree, in the order given."""
+    for assignment in assignments:
+        if all(constraints.in_one_subtree([assignment[index]
+                                           for index in indexes])
+               for indexes in subtrees):
+            yield assignment
 
 
 def _round_robin(streams):
