@@ -49,6 +49,9 @@ LOG = logging.getLogger(__name__)
 # A refresh naming more providers than this reloads everything instead:
 # one pass over each table beats thousands of id lists.
 _PARTIAL_LIMIT = 5000
+# Providers read again (at least this many, and a tenth of them all)
+# after which Snapshot.after_large_read is called.
+_LARGE_READ = 1000
 
 
 class Inventory:
@@ -293,10 +296,11 @@ class State:
 
     def refresh(self, conn):
         """Bring the state up to the database's latest committed change;
-        True when that meant reading it whole."""
+        (whether that meant reading it whole, how many providers it
+        read)."""
         stamp, pruned_below, epoch = changes.current(conn)
         if (stamp, epoch) == (self.stamp, self.epoch):
-            return False
+            return False, 0
         whole = True
         if epoch != self.epoch or not pruned_below <= self.stamp <= stamp:
             # New, too far behind, or the database is not the one it was.
@@ -315,7 +319,7 @@ class State:
                     self._load_providers(conn, changed)
         self.stamp = stamp
         self.epoch = epoch
-        return whole
+        return whole, len(self.providers) if whole else len(changed)
 
 
 def _unindex(index, keys, provider_id):
@@ -336,21 +340,28 @@ class Snapshot:
         self._db = weakref.ref(db)
         self.state = State()
         self.lock = threading.Lock()
-        # Called (with no arguments) after the state was read whole.
-        self.after_whole_read = None
+        # Called (with no arguments) after the state was read whole, or
+        # after many providers were read again since the last call: what
+        # was read is long-lived (placement-api freezes it).
+        self.after_large_read = None
+        self._read_since = 0
 
     @contextlib.contextmanager
     def fresh(self):
         """The state as of now, for the length of the ``with`` block."""
         with self.lock:
             try:
-                whole = self._db().read(self.state.refresh)
+                whole, read = self._db().read(self.state.refresh)
             except BaseException:
                 # A refresh cut short may have left it half applied.
                 self.state = State()
                 raise
-            if whole and self.after_whole_read is not None:
-                self.after_whole_read()
+            self._read_since += read
+            if self.after_large_read is not None and (
+                    whole or self._read_since >= max(
+                        _LARGE_READ, len(self.state.providers) // 10)):
+                self._read_since = 0
+                self.after_large_read()
             yield self.state
 
     def warm(self):

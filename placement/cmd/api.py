@@ -75,7 +75,7 @@ class _Server(gunicorn_base.BaseApplication):
         db = engine.Database.from_conf(self.conf)
         application = app.build_app(self.conf, db, prepare=False)
         state = snapshot.of(db)
-        state.after_whole_read = _freeze_long_lived
+        state.after_large_read = _freeze_long_lived
         state.warm()
         _freeze_long_lived()
         return application
@@ -88,7 +88,8 @@ def _freeze_long_lived():
     time a request's many short-lived objects set off a full collection.
     Profiled: a 10,000-provider listing spent half its time there.  What
     the state drops later is still freed: nothing in it forms cycles, so
-    reference counting frees it."""
+    reference counting frees it.  The collection first walks only what
+    is not frozen yet."""
     gc.collect()
     gc.freeze()
 

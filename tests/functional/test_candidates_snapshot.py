@@ -474,21 +474,29 @@ def test_the_sorted_ids_are_kept_until_providers_come_or_go(client, db):
     assert len(ordered) == 3 and len(roots) == 3
 
 
-def test_the_whole_read_hook_runs_after_whole_reads_only(client, db):
-    """placement-api freezes the state out of the garbage collector's
-    walks after each whole read; partial refreshes do not call it."""
+def test_the_large_read_hook_runs_after_whole_or_many_reads(
+        client, db, monkeypatch):
+    """placement-api freezes what the state read out of the garbage
+    collector's walks after each whole read, and after many providers
+    were read again since; a few changed providers do not call it."""
+    monkeypatch.setattr(snapshot, '_LARGE_READ', 3)
     calls = []
     kept = snapshot.Snapshot(db)
-    kept.after_whole_read = lambda: calls.append(kept.state.stamp)
+    kept.after_large_read = lambda: calls.append(kept.state.stamp)
     with kept.fresh():
         pass
     assert len(calls) == 1
-    client.post('/resource_providers', json={'name': 'a'})
+    for name in ('a', 'b'):
+        client.post('/resource_providers', json={'name': name})
+        with kept.fresh():
+            pass
+    assert len(calls) == 1
+    client.post('/resource_providers', json={'name': 'c'})
     with kept.fresh():
         pass
-    assert len(calls) == 1
+    assert len(calls) == 2
     db.write(lambda conn: conn.exec_driver_sql(
         "UPDATE resource_classes SET updated_at = NULL WHERE id = 0"))
     with kept.fresh():
         pass
-    assert len(calls) == 2
+    assert len(calls) == 3
