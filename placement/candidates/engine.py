@@ -360,6 +360,8 @@ class _Search:
                 mappings[suffix] = [uuid]
             elif uuid not in placed:
                 placed.append(uuid)
+        for placed in mappings.values():
+            if len(placed) > 1:
                 placed.sort()
         return allocations, mappings
 
