@@ -112,6 +112,8 @@ class State:
         # group starts from these instead of every provider.
         self.class_members = collections.defaultdict(set)  # class -> ids
         self.trait_members = collections.defaultdict(set)  # trait -> ids
+        # Summaries kept on providers (see candidates.summaries).
+        self.summaries_kept = 0
         # Sharing provider id -> (roots it shares with, as a frozenset and
         # sorted), kept until aggregates, trees or sharing change.
         self._shared_roots = {}
@@ -167,6 +169,7 @@ class State:
         provider = self.providers.pop(provider_id, None)
         if provider is None:
             return
+        self.summaries_kept -= len(provider.summaries)
         del self.by_uuid[provider.uuid]
         tree = self.trees.get(provider.root)
         if tree is not None:
@@ -204,6 +207,7 @@ class State:
                         if self._sharing_trait in provider.traits}
         for provider in self.providers.values():
             provider.summaries = {}
+        self.summaries_kept = 0
         self._shared_roots = {}
 
     def _load_providers(self, conn, ids=None):

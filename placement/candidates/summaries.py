@@ -2,9 +2,14 @@
 
 A provider's summary changes only when the provider does, and the state
 replaces a provider's object when it reloads it; so each summary is built
-once per shape and kept on the provider until then.  A summary is shared
-by every answer that shows it and must not be changed.
+once per shape and kept on the provider until then, for at most
+KEPT summaries in all (about 1 KB each: at 100,000 providers an
+unbounded answer would otherwise keep 120 MB in every worker that gave
+it).  A summary is shared by every answer that shows it and must not be
+changed.
 """
+
+KEPT = 20000
 
 
 def build(state, request, answers, show_traits, show_all_resources):
@@ -38,8 +43,11 @@ def build(state, request, answers, show_traits, show_all_resources):
         provider = providers[id_]
         summary = provider.summaries.get(shape)
         if summary is None:
-            summary = provider.summaries[shape] = _summary(
-                state, provider, show_traits, request.nested_aware, None)
+            summary = _summary(state, provider, show_traits,
+                               request.nested_aware, None)
+            if state.summaries_kept < KEPT:
+                provider.summaries[shape] = summary
+                state.summaries_kept += 1
         result[provider.uuid] = summary
     return result
 

@@ -25,6 +25,7 @@ import webtest
 
 from placement import app as placement_app
 from placement.candidates import snapshot
+from placement.candidates import summaries
 from placement.storage import changes
 from placement.storage import engine
 
@@ -500,3 +501,31 @@ def test_the_large_read_hook_runs_after_whole_or_many_reads(
     with kept.fresh():
         pass
     assert len(calls) == 3
+
+def test_summaries_kept_are_bounded_and_counted(client, db, monkeypatch):
+    """Summaries are kept on providers for at most summaries.KEPT in all
+    (a bound on a worker's memory); a provider read again gives its
+    place back, and answers are the same whether kept or not."""
+    monkeypatch.setattr(summaries, 'KEPT', 2)
+    uuids = []
+    for name in ('a', 'b', 'c'):
+        rp = client.post('/resource_providers', json={'name': name}).json
+        client.put('/resource_providers/%s/inventories' % rp['uuid'], json={
+            'resource_provider_generation': 0,
+            'inventories': {'VCPU': {'total': 8}}})
+        uuids.append(rp['uuid'])
+    query = '/allocation_candidates?resources=VCPU:1'
+    first = client.get(query).json
+    state = snapshot.of(db).state
+    assert state.summaries_kept == 2
+    assert sum(len(p.summaries) for p in state.providers.values()) == 2
+    assert client.get(query).json == first
+    client.put('/allocations/' + _uuid('kept'), json={
+        'allocations': {uuids[0]: {'resources': {'VCPU': 1}}},
+        'project_id': PROJECT, 'user_id': USER, 'consumer_type': 'INSTANCE',
+        'consumer_generation': None})
+    second = client.get(query).json
+    assert second['provider_summaries'][uuids[0]]['resources'][
+        'VCPU']['used'] == 1
+    assert state.summaries_kept == sum(
+        len(p.summaries) for p in state.providers.values()) == 2
