@@ -80,8 +80,7 @@ def load_groups(state, request):
 def constraint_levels(state, request, loader):
     """[(step name, phrase, combine.Constraints)], each adding one
     request-wide constraint to the previous."""
-    parents = {pid: provider.parent
-               for pid, provider in state.providers.items()}
+    parents = filters.Parents(state)
     base = dict(inventory=loader.inventory,
                 required_traits=loader.unsuffixed_traits,
                 traits=loader.provider_traits)

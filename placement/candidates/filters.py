@@ -160,18 +160,6 @@ class Inventories:
         return self.providers[provider].inventory[class_id]
 
 
-def sharing_anchors(state, provider):
-    """The roots of the trees a sharing provider shares with: the roots
-    of every provider in an aggregate with it (its own tree's root too,
-    when it is in any aggregate)."""
-    providers = state.providers
-    anchors = set()
-    for aggregate in provider.aggregates:
-        for member in state.aggregate_members[aggregate]:
-            anchors.add(providers[member].root)
-    return anchors
-
-
 class Parents:
     """{provider id: parent id (None for a root)}, read from the state
     as the search asks (it asks about few of the providers)."""

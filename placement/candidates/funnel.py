@@ -326,8 +326,8 @@ def anchors_function(state):
         if provider.id not in state.sharing:
             return (provider.root,)
         if provider.id not in cache:
-            cache[provider.id] = {provider.root} | filters.sharing_anchors(
-                state, provider)
+            cache[provider.id] = {provider.root} | state.shared_roots(
+                provider)[0]
         return cache[provider.id]
     return anchors_of
 
