@@ -4,12 +4,26 @@ template; off by default."""
 
 import http.client
 import re
+import time
 
 import pytest
 
 from tests.functional.server import free_port
 from tests.functional.server import request
 from tests.functional.server import running
+
+
+def _settled_scrape(port, seconds=10):
+    """A scrape once no worker holds a connection, or the last one
+    tried: a worker that started after the first answered reads the
+    candidate state before serving, and may still be reading it."""
+    deadline = time.monotonic() + seconds
+    while True:
+        text = _scrape(port)
+        if (_sample(text, 'placement_db_connections_in_use') == 0
+                or time.monotonic() > deadline):
+            return text
+        time.sleep(0.1)
 
 
 def _scrape(port):
@@ -66,7 +80,7 @@ def test_requests_latency_candidates_and_pool(database_url, tmp_path,
         # The API port does not serve them.
         assert request(port, 'GET', '/metrics')[0] == 404
 
-        text = _scrape(metrics_port)
+        text = _settled_scrape(metrics_port)
         # Six POSTs and six GETs, whichever of the two workers took them.
         assert _sample(text, 'placement_http_requests_total',
                        method='POST', route='/resource_providers',
