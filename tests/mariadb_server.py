@@ -48,16 +48,21 @@ class Server:
         self.root = tempfile.mkdtemp(prefix='placement-test-mariadb-')
         self.data = os.path.join(self.root, 'data')
         self.socket = os.path.join(self.root, 'mysqld.sock')
+        # Its own temporary files (information_schema queries write some)
+        # in its own directory, not in /tmp beside every other process's.
+        self.tmp = os.path.join(self.root, 'tmp')
+        os.mkdir(self.tmp)
         self.port = None
         self.proc = None
         self.account = None
         if os.geteuid() == 0:
             self.account = pwd.getpwnam('mysql')
             os.chown(self.root, self.account.pw_uid, self.account.pw_gid)
+            os.chown(self.tmp, self.account.pw_uid, self.account.pw_gid)
 
     def _options(self):
         return ['--no-defaults', '--datadir=%s' % self.data,
-                '--socket=%s' % self.socket]
+                '--socket=%s' % self.socket, '--tmpdir=%s' % self.tmp]
 
     def start(self, extra_options=(), port=None, wait=True):
         """Bootstrap the data directory (first start only) and run
