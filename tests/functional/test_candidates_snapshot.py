@@ -529,3 +529,56 @@ def test_summaries_kept_are_bounded_and_counted(client, db, monkeypatch):
         'VCPU']['used'] == 1
     assert state.summaries_kept == sum(
         len(p.summaries) for p in state.providers.values()) == 2
+
+
+def test_an_unchanged_state_is_checked_outside_any_transaction(
+        client, db, backend, monkeypatch):
+    """On PostgreSQL the check every request makes first (has anything
+    changed?) is one statement in autocommit, not a transaction: a
+    transaction would cost BEGIN and COMMIT round trips besides."""
+    client.post('/resource_providers', json={'name': 'a'})
+    state = snapshot.Snapshot(db)
+    with state.fresh():
+        pass
+    transactions = []
+    original = engine.Database.run
+
+    def counting(self, fn, *args, **kwargs):
+        if not kwargs.get('write'):
+            transactions.append(fn)
+        return original(self, fn, *args, **kwargs)
+
+    monkeypatch.setattr(engine.Database, 'run', counting)
+    with state.fresh() as current:
+        assert len(current.providers) == 1
+    assert len(transactions) == (0 if backend == 'postgresql' else 1)
+    # A change is still read in a transaction, and seen.
+    client.post('/resource_providers', json={'name': 'b'})
+    with state.fresh() as current:
+        assert len(current.providers) == 2
+    assert len(transactions) == (1 if backend == 'postgresql' else 2)
+
+
+def test_a_check_on_a_dropped_connection_falls_back_to_a_read(
+        client, db, backend, database_url):
+    """A pooled connection the server has dropped fails the check; the
+    state is then read in a transaction, which retries on a fresh one,
+    and the dropped connection leaves the pool."""
+    if backend != 'postgresql':
+        pytest.skip('the check outside a transaction is PostgreSQL only')
+    client.post('/resource_providers', json={'name': 'a'})
+    state = snapshot.Snapshot(db)
+    with state.fresh():
+        pass
+    admin = engine.create_engine(database_url)
+    with admin.begin() as conn:
+        conn.exec_driver_sql(
+            'SELECT pg_terminate_backend(pid) FROM pg_stat_activity '
+            'WHERE datname = current_database() AND pid <> pg_backend_pid()')
+    admin.dispose()
+    assert changes.current_outside_transaction(db) is None
+    client.post('/resource_providers', json={'name': 'b'})
+    with state.fresh() as current:
+        assert len(current.providers) == 2
+    assert changes.current_outside_transaction(db) == db.read(
+        changes.current)
