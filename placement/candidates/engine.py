@@ -13,11 +13,12 @@
    (``summaries``).
 
 Everything is read from the process's exact in-memory state
-(``snapshot.State``).  The result is plain data: a list of allocation requests, each
-``(allocations, mappings)`` with ``allocations`` as {provider uuid:
-{'resources': {class: amount}}} (the shape allocations have everywhere
-in the API) and ``mappings`` as {suffix: [provider uuid]}, and the
-provider summaries as {provider uuid: summary}.
+(``snapshot.State``).  The result is plain data, produced lazily
+(``Found``): allocation requests, each ``(allocations, mappings)`` with
+``allocations`` as {provider uuid: {'resources': {class: amount}}} (the
+shape allocations have everywhere in the API) and ``mappings`` as
+{suffix: [provider uuid]}, then the provider summaries as (provider
+uuid, summary) pairs.
 """
 
 import collections
@@ -56,6 +57,8 @@ class _Search:
         self.class_names = {}
         self.root_traits = None
         self.resolved = []
+        self.count = 0
+        self.used = set()
 
     # -- step 1 -------------------------------------------------------------
 
@@ -277,10 +280,11 @@ class _Search:
         return _round_robin(streams)
 
     def answers(self):
-        """The allocation requests, deduplicated, bounded and filtered:
-        (allocations as {uuid: {'resources': {class: amount}}}, mappings
-        as {suffix: [uuid, ...]} (sorted), the internal ids of the
-        providers used)."""
+        """The allocation requests, deduplicated, bounded and filtered,
+        one at a time: (allocations as {uuid: {'resources': {class:
+        amount}}}, mappings as {suffix: [uuid, ...]} (sorted)); ``count``
+        and ``used`` (the ids of the providers giving resources) follow
+        them."""
         request, settings = self.request, self.settings
         providers, sharing = self.state.providers, self.state.sharing
         templates = self._templates()
@@ -297,7 +301,6 @@ class _Search:
         suffixes = sorted({suffix for suffix, _ in slots})
         uuids = {}
         seen = set()
-        kept = []
         produced = 0
         for assignment in self._assignments(templates):
             first = assignment[0]
@@ -324,18 +327,17 @@ class _Search:
                     continue
                 seen.add(key)
             produced += 1
-            used = set(assignment) if every_slot_gives else {
+            used = assignment if every_slot_gives else [
                 provider for (_, named), provider in zip(slots, assignment)
-                if named}
-            if request.nested_aware or len(
-                    {providers[provider].root for provider in used}
-            ) == len(used):
-                kept.append((allocations, mappings, used))
-                if request.limit and len(kept) >= request.limit:
-                    break
+                if named]
+            if request.nested_aware or _one_per_tree(providers, used):
+                self.used.update(used)
+                self.count += 1
+                yield allocations, mappings
+                if request.limit and self.count >= request.limit:
+                    return
             if 0 <= settings.max_candidates <= produced:
-                break
-        return kept
+                return
 
     def _one_answer(self, slots, assignment, uuids):
         """(allocations, mappings) of one assignment of providers to
@@ -364,6 +366,13 @@ class _Search:
             if len(placed) > 1:
                 placed.sort()
         return allocations, mappings
+
+
+def _one_per_tree(providers, used):
+    """Whether the provider ids ``used`` are each in a tree of their own
+    (what an answer must be before 1.29)."""
+    distinct = set(used)
+    return len({providers[id_].root for id_ in distinct}) == len(distinct)
 
 
 def _in_subtrees(assignments, subtrees, constraints):
@@ -395,18 +404,45 @@ def _round_robin(streams):
         live = still
 
 
+class Found:
+    """One request's answer, produced lazily: the allocation requests
+    one at a time, then the summaries of the providers they used.  A
+    caller encodes each as it comes (an unbounded answer at 100,000
+    providers is 110,000 allocation requests: held whole as Python
+    objects, several hundred MB)."""
+
+    def __init__(self, state, request, settings):
+        self.state = state
+        self.request = request
+        self._search = _Search(state, request, settings)
+        try:
+            self._search.resolve()
+        except group_loading.Empty:
+            self._search = None
+
+    @property
+    def count(self):
+        """How many allocation requests were produced so far."""
+        return 0 if self._search is None else self._search.count
+
+    def allocation_requests(self):
+        """(allocations, mappings) as the module says, one at a time."""
+        if self._search is None:
+            return iter(())
+        return self._search.answers()
+
+    def provider_summaries(self, show_traits=True, show_all_resources=True):
+        """(uuid, summary) of what the allocation requests produced so
+        far use, one at a time (see ``summaries.shown``)."""
+        used = set() if self._search is None else self._search.used
+        return summaries.shown(self.state, self.request, used,
+                               show_traits, show_all_resources)
+
+
 def find(state, request, settings, show_traits=True, show_all_resources=True):
-    """(allocation requests, provider summaries) for ``request``; each
-    allocation request is (allocations, mappings) as the module says."""
-    search = _Search(state, request, settings)
-    try:
-        search.resolve()
-    except group_loading.Empty:
-        return [], {}
-    answers = search.answers()
-    if not answers:
-        return [], {}
-    provider_summaries = summaries.build(
-        state, request, answers, show_traits, show_all_resources)
-    return [(allocations, mappings)
-            for allocations, mappings, _ in answers], provider_summaries
+    """(allocation requests, provider summaries as {uuid: summary}) for
+    ``request``, whole: for answers small enough to hold."""
+    found = Found(state, request, settings)
+    allocation_requests = list(found.allocation_requests())
+    return allocation_requests, dict(
+        found.provider_summaries(show_traits, show_all_resources))

@@ -40,15 +40,16 @@ def matching(state, resources):
 
 
 def fields(state, providers):
-    """Each provider's fields as a listing shows them, as dicts."""
+    """Each provider's fields as a listing shows them, as dicts, one at
+    a time (a caller encodes them as they come)."""
     everyone = state.providers
-    return [{'uuid': provider.uuid, 'name': provider.name,
+    return ({'uuid': provider.uuid, 'name': provider.name,
              'generation': provider.generation,
              'parent_provider_uuid': (everyone[provider.parent].uuid
                                       if provider.parent is not None
                                       else None),
              'root_provider_uuid': everyone[provider.root].uuid}
-            for provider in providers]
+            for provider in providers)
 
 
 def newest_change(providers, when_empty):

@@ -12,34 +12,31 @@ changed.
 KEPT = 20000
 
 
-def build(state, request, answers, show_traits, show_all_resources):
-    """{uuid: summary} for every provider of every tree the answers use
-    (before 1.29, only for the providers they use); ``answers`` are
-    (resources, mappings, provider ids used)."""
+def shown(state, request, used, show_traits, show_all_resources):
+    """(uuid, summary) for every provider of every tree of the providers
+    ids ``used`` (before 1.29, for those alone), in id order, one at a
+    time: an answer at 100,000 providers is encoded a batch at a time
+    rather than held whole as Python objects."""
     providers = state.providers
-    used = set().union(*(ids for _, _, ids in answers))
     if request.nested_aware:
-        shown = sorted({member for root in {providers[id_].root
-                                            for id_ in used}
-                        for member in state.trees[root]})
+        ids = sorted({member for root in {providers[id_].root
+                                          for id_ in used}
+                      for member in state.trees[root]})
     else:
-        shown = sorted(used)
-    requested = None
+        ids = sorted(used)
     if not show_all_resources:
+        # Before 1.27, shaped by the request: not worth keeping.
         requested = frozenset(state.class_ids[name]
                               for group in request.groups
                               for name in group.resources)
-    result = {}
-    if requested is not None:
-        # Before 1.27, shaped by the request: not worth keeping.
-        for id_ in shown:
+        for id_ in ids:
             provider = providers[id_]
-            result[provider.uuid] = _summary(
+            yield provider.uuid, _summary(
                 state, provider, show_traits, request.nested_aware,
                 requested)
-        return result
+        return
     shape = (show_traits, request.nested_aware)
-    for id_ in shown:
+    for id_ in ids:
         provider = providers[id_]
         summary = provider.summaries.get(shape)
         if summary is None:
@@ -48,8 +45,7 @@ def build(state, request, answers, show_traits, show_all_resources):
             if state.summaries_kept < KEPT:
                 provider.summaries[shape] = summary
                 state.summaries_kept += 1
-        result[provider.uuid] = summary
-    return result
+        yield provider.uuid, summary
 
 
 def _summary(state, provider, show_traits, nested_aware, requested):

@@ -10,6 +10,8 @@ with traits (1.17), every class of inventory (1.27) and tree uuids
 """
 
 import contextlib
+import functools
+import itertools
 
 from placement import errors
 from placement import metrics
@@ -72,17 +74,20 @@ class AllocationCandidates(base.Resource):
         request = allocation_candidate_query.parse(query, version)
         with unknown_names_refused(), snapshot.of(
                 req.context.db).fresh() as state:
-            allocation_requests, summaries = engine.find(
-                state, request, settings(req.context.conf),
+            found = engine.Found(state, request, settings(req.context.conf))
+            # Encoded as they come: an unbounded answer at 100,000
+            # providers is never whole as Python objects.
+            body = [b'{"allocation_requests":']
+            body += base.json_array(itertools.starmap(
+                functools.partial(_allocation_request, version),
+                found.allocation_requests()))
+            body.append(b',"provider_summaries":')
+            body += base.json_object(found.provider_summaries(
                 show_traits=version >= (1, 17),
-                show_all_resources=version >= (1, 27))
-            if not allocation_requests:
+                show_all_resources=version >= (1, 27)))
+            body.append(b'}')
+            if not found.count:
                 explain.log_empty_answer(state, request)
-        metrics.observe_candidates(len(allocation_requests))
-        base.send_json(req, resp, {
-            'allocation_requests': [
-                _allocation_request(version, allocations, mappings)
-                for allocations, mappings in allocation_requests],
-            'provider_summaries': summaries,
-        })
+        metrics.observe_candidates(found.count)
+        base.send_json_pieces(req, resp, body)
         base.send_cache_headers(req, resp, base.utcnow())

@@ -20,5 +20,6 @@ class RequestLog:
                  'time: %(elapsed).6f',
                  {'remote': req.remote_addr, 'method': req.method,
                   'uri': req.relative_uri, 'status': resp.status_code,
-                  'length': len(resp.text or resp.data or b''),
+                  'length': len(resp.text or resp.data or b'')
+                  or resp.content_length or 0,
                   'version': version or '-', 'elapsed': elapsed})

@@ -547,3 +547,32 @@ def test_trait_both_required_and_forbidden(world):
             'following traits keys: required: (HW_CPU_X86_AVX2)'
             in error(resp)['detail'])
 
+
+
+# -- encoding ----------------------------------------------------------------
+
+@pytest.mark.parametrize('version', ['1.10', '1.29', '1.39'])
+def test_an_answer_encoded_in_batches_and_streamed_is_the_same(
+        world, monkeypatch, version):
+    """Answers are encoded a batch at a time and a large body is sent in
+    pieces (so that an answer at 100,000 providers is never whole as
+    Python objects, nor copied whole once more): with batches of two
+    and everything streamed, the body is the one encoded in one go."""
+    from placement.handlers import base
+    for n in range(5):
+        world.add('cn%d' % n, VCPU=8, MEMORY_MB=1024)
+        world.add('cn%d-numa' % n, parent='cn%d' % n, VCPU=4)
+    # A capacity past 64 bits: the standard library encodes that batch.
+    world.add('huge', VCPU={'total': 8, 'allocation_ratio': 1e20})
+    query = 'resources=VCPU:1'
+    whole = world.get(query, version)
+    assert 'Content-Length' in whole.headers
+    monkeypatch.setattr(base, 'ENCODE_BATCH', 2)
+    monkeypatch.setattr(base, '_JOINED_AT_MOST', 10)
+    batched = world.get(query, version)
+    assert batched.json == whole.json
+    assert int(batched.headers['Content-Length']) == len(batched.body)
+    assert len(whole.json['allocation_requests']) > 2
+    assert len(whole.json['provider_summaries']) > 2
+    assert whole.json['provider_summaries'][world.uuid('huge')][
+        'resources']['VCPU']['capacity'] == 8 * 10 ** 20

@@ -123,6 +123,28 @@ def test_list_is_in_creation_order_and_serialized_per_version(client):
     assert len(first['links']) == 5
 
 
+@pytest.mark.parametrize('query', ['', '?resources=VCPU:1'])
+def test_a_listing_encoded_in_batches_and_streamed_is_the_same(
+        client, monkeypatch, query):
+    """A listing from the state is encoded a batch at a time, and a large
+    one sent in pieces: with batches of two and everything streamed, the
+    body is the one encoded in one go."""
+    from placement.handlers import base
+    for n in range(5):
+        rp = new_provider(client, 'rp%d' % n)
+        client.put('/resource_providers/%s/inventories' % rp['uuid'],
+                   json={'resource_provider_generation': 0,
+                         'inventories': {'VCPU': {'total': 4}}})
+    whole = client.get('/resource_providers' + query)
+    monkeypatch.setattr(base, 'ENCODE_BATCH', 2)
+    monkeypatch.setattr(base, '_JOINED_AT_MOST', 10)
+    batched = client.get('/resource_providers' + query)
+    assert len(whole.json['resource_providers']) == 5
+    assert batched.json == whole.json
+    assert int(batched.headers['Content-Length']) == len(batched.body)
+    assert batched.headers['Last-Modified'] == whole.headers['Last-Modified']
+
+
 def test_last_modified_is_the_newest_change(client):
     new_provider(client, 'one')
     two = new_provider(client, 'two')
