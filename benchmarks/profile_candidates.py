@@ -104,7 +104,11 @@ def bulk_load(app, trees, allocations):
     statements: 100,000 providers through the API take twenty minutes,
     and the read path does not care how they came.  Not for measuring
     writes."""
-    db = app.app.db
+    bulk_insert(app.app.db, trees, allocations)
+
+
+def bulk_insert(db, trees, allocations):
+    """``bulk_load`` into the Database ``db``."""
     tables = storage_tables
 
     def write(conn):
