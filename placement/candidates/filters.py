@@ -114,7 +114,7 @@ def reaching(state, members):
     with ``member_of`` may use."""
     found = set(members) | state.sharing
     for member in members:
-        found |= state.trees.get(member, set())
+        found.update(state.trees.get(member, ()))
     return found
 
 

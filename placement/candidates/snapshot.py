@@ -77,6 +77,17 @@ class Inventory:
         self.free = self.capacity - used
 
 
+class _Inventories(dict):
+    """A provider's {class id: Inventory}, never changed once made: the
+    providers with the same records share one (at 100,000 alike compute
+    nodes, a dict each was 21 MB).  Weakly referable, so that the state
+    forgets one no provider has any more."""
+    __slots__ = ('__weakref__',)
+
+
+_NO_INVENTORY = _Inventories()
+
+
 class Provider:
     """A provider as the candidate search (and a listing) sees it."""
     __slots__ = ('id', 'uuid', 'parent', 'root', 'name', 'generation',
@@ -92,10 +103,10 @@ class Provider:
         self.name = name
         self.generation = generation
         self.changed_at = changed_at    # updated_at, else created_at
-        self.inventory = {}         # class id -> Inventory
+        self.inventory = _NO_INVENTORY  # class id -> Inventory
         self.traits = frozenset()   # trait ids
         self.aggregates = frozenset()   # aggregate uuids
-        self.summaries = {}         # shape -> summary, built when asked
+        self.summaries = None       # shape -> summary, built when asked
 
 
 class State:
@@ -106,7 +117,11 @@ class State:
         self.epoch = None
         self.providers = {}                      # id -> Provider
         self.by_uuid = {}                        # uuid -> id
-        self.trees = collections.defaultdict(set)    # root id -> ids
+        # Root id -> the tree's ids, ascending: a tuple, not a set (most
+        # trees of a cloud are a compute node alone, and 100,000 sets of
+        # one took 25 MB); changed through _tree while providers are read.
+        self.trees = {}
+        self._trees_read = {}   # root id -> ids, while providers are read
         self.aggregate_members = collections.defaultdict(set)  # uuid -> ids
         # Who has inventory of a class, who holds a trait: a request
         # group starts from these instead of every provider.
@@ -119,6 +134,7 @@ class State:
         self._shared_roots = {}
         # Equal values the providers share instead of a copy each.
         self._records = weakref.WeakValueDictionary()   # Inventory
+        self._inventories = weakref.WeakValueDictionary()  # _Inventories
         self._sets = {}     # trait id and aggregate uuid sets, uuids
         self.sharing = set()
         self.class_ids = {}
@@ -161,7 +177,7 @@ class State:
 
     def members(self, root):
         """The ids of the tree rooted at ``root``, ascending."""
-        return sorted(self.trees.get(root, ()))
+        return self.trees.get(root, ())
 
     # -- changes --------------------------------------------------------
 
@@ -169,22 +185,21 @@ class State:
         provider = self.providers.pop(provider_id, None)
         if provider is None:
             return
-        self.summaries_kept -= len(provider.summaries)
+        self.summaries_kept -= len(provider.summaries or ())
         del self.by_uuid[provider.uuid]
-        tree = self.trees.get(provider.root)
-        if tree is not None:
-            tree.discard(provider_id)
-            if not tree:
-                del self.trees[provider.root]
+        self._tree(provider.root).discard(provider_id)
         _unindex(self.aggregate_members, provider.aggregates, provider_id)
         _unindex(self.class_members, provider.inventory, provider_id)
         _unindex(self.trait_members, provider.traits, provider_id)
         self.sharing.discard(provider_id)
 
-    def _add(self, provider):
+    def _add(self, provider, tree=True):
+        """Index ``provider``; in its tree too unless ``tree`` is false
+        (a whole read makes every tree at the end: ``_trees_whole``)."""
         self.providers[provider.id] = provider
         self.by_uuid[provider.uuid] = provider.id
-        self.trees[provider.root].add(provider.id)
+        if tree:
+            self._tree(provider.root).add(provider.id)
         for aggregate in provider.aggregates:
             self.aggregate_members[aggregate].add(provider.id)
         for class_id in provider.inventory:
@@ -193,6 +208,30 @@ class State:
             self.trait_members[trait_id].add(provider.id)
         if self._sharing_trait in provider.traits:
             self.sharing.add(provider.id)
+
+    def _tree(self, root):
+        """The members of the tree of ``root`` as a set to change while
+        providers are read; ``_trees_settled`` puts them back."""
+        members = self._trees_read.get(root)
+        if members is None:
+            members = self._trees_read[root] = set(self.trees.get(root, ()))
+        return members
+
+    def _trees_whole(self, providers):
+        """Every tree, from ``providers`` ({id: Provider}, all of them)."""
+        members = collections.defaultdict(list)
+        for id_, provider in providers.items():
+            members[provider.root].append(id_)
+        self.trees = {root: tuple(sorted(ids))
+                      for root, ids in members.items()}
+
+    def _trees_settled(self):
+        for root, members in self._trees_read.items():
+            if members:
+                self.trees[root] = tuple(sorted(members))
+            else:
+                self.trees.pop(root, None)
+        self._trees_read = {}
 
     def _load_names(self, conn):
         rows = conn.execute(sa.select(_RC.c.id, _RC.c.name)).all()
@@ -206,7 +245,7 @@ class State:
         self.sharing = {provider.id for provider in self.providers.values()
                         if self._sharing_trait in provider.traits}
         for provider in self.providers.values():
-            provider.summaries = {}
+            provider.summaries = None
         self.summaries_kept = 0
         self._shared_roots = {}
 
@@ -234,6 +273,9 @@ class State:
                 .where(*only(_RP.c.id))):
             found[id_] = Provider(id_, uuid, parent, root, name, generation,
                                   updated or created)
+        # Lists while reading, not sets or dicts: at 100,000 providers a
+        # set or dict each, alive at once, made a starting worker's peak.
+        inventories = collections.defaultdict(list)
         used = {}
         for provider_id, class_id, amount in conn.execute(
                 sa.select(_ALLOC.c.resource_provider_id,
@@ -249,29 +291,34 @@ class State:
                           _INV.c.reserved, _INV.c.min_unit, _INV.c.max_unit,
                           _INV.c.step_size, _INV.c.allocation_ratio)
                 .where(*only(_INV.c.resource_provider_id))):
-            provider = found.get(provider_id)
-            if provider is not None:
-                provider.inventory[class_id] = self._record(
-                    *record, used.get((provider_id, class_id), 0))
-        traits = collections.defaultdict(set)
+            if provider_id in found:
+                inventories[provider_id].append((class_id, self._record(
+                    *record, used.get((provider_id, class_id), 0))))
+        traits = collections.defaultdict(list)
         for provider_id, trait_id in conn.execute(
                 sa.select(_RP_TRAIT.c.resource_provider_id,
                           _RP_TRAIT.c.trait_id)
                 .where(*only(_RP_TRAIT.c.resource_provider_id))):
-            traits[provider_id].add(trait_id)
-        aggregates = collections.defaultdict(set)
+            traits[provider_id].append(trait_id)
+        aggregates = collections.defaultdict(list)
         for provider_id, aggregate in conn.execute(
                 sa.select(_RP_AGG.c.resource_provider_id, _AGG.c.uuid)
                 .select_from(_RP_AGG.join(
                     _AGG, _AGG.c.id == _RP_AGG.c.aggregate_id))
                 .where(*only(_RP_AGG.c.resource_provider_id))):
-            aggregates[provider_id].add(self._shared(aggregate))
+            aggregates[provider_id].append(self._shared(aggregate))
         for provider_id, provider in found.items():
+            provider.inventory = self._shared_inventory(
+                inventories.pop(provider_id, ()))
             provider.traits = self._shared(
-                frozenset(traits.get(provider_id, ())))
+                frozenset(traits.pop(provider_id, ())))
             provider.aggregates = self._shared(
-                frozenset(aggregates.get(provider_id, ())))
-            self._add(provider)
+                frozenset(aggregates.pop(provider_id, ())))
+            self._add(provider, tree=ids is not None)
+        if ids is None:
+            self._trees_whole(found)
+        else:
+            self._trees_settled()
         if ids is None or before != self._placement(ids):
             # Providers came or went, moved between trees or aggregates,
             # or started or stopped sharing.
@@ -285,6 +332,17 @@ class State:
         if record is None:
             record = self._records[values] = Inventory(*values)
         return record
+
+    def _shared_inventory(self, records):
+        """The _Inventories of ``records`` ((class id, Inventory) pairs),
+        shared with every provider that has the same."""
+        if not records:
+            return _NO_INVENTORY
+        key = tuple(sorted(records))
+        shared = self._inventories.get(key)
+        if shared is None:
+            shared = self._inventories[key] = _Inventories(key)
+        return shared
 
     def _shared(self, value):
         """``value`` (a set or a uuid), or the equal one already kept."""

@@ -38,12 +38,15 @@ def shown(state, request, used, show_traits, show_all_resources):
     shape = (show_traits, request.nested_aware)
     for id_ in ids:
         provider = providers[id_]
-        summary = provider.summaries.get(shape)
+        kept = provider.summaries
+        summary = None if kept is None else kept.get(shape)
         if summary is None:
             summary = _summary(state, provider, show_traits,
                                request.nested_aware, None)
             if state.summaries_kept < KEPT:
-                provider.summaries[shape] = summary
+                if kept is None:
+                    kept = provider.summaries = {}
+                kept[shape] = summary
                 state.summaries_kept += 1
         yield provider.uuid, summary
 
