@@ -237,13 +237,13 @@ _JOINED_AT_MOST = 4 * 1024 * 1024
 
 def json_array(items):
     """The JSON array of ``items`` (an iterable, consumed lazily) as a
-    list of bytes pieces, each batch of items encoded once made."""
+    list of bytes-like pieces, each batch of items encoded once made."""
     return _batched(items, b'[', b']', list)
 
 
 def json_object(pairs):
     """The JSON object of ``pairs`` ((key, value), consumed lazily) as a
-    list of bytes pieces, as ``json_array``."""
+    list of bytes-like pieces, as ``json_array``."""
     return _batched(pairs, b'{', b'}', dict)
 
 
@@ -254,19 +254,17 @@ def _batched(items, opening, closing, container):
         batch = container(itertools.islice(items, ENCODE_BATCH))
         if not batch:
             break
-        pieces.append(_encoded_batch(batch, len(pieces) > 1))
+        if len(pieces) > 1:
+            pieces.append(b',')
+        # The batch without its own brackets, which continues the one
+        # value: a view, not a copy.
+        pieces.append(memoryview(encode_json(batch))[1:-1])
     pieces.append(closing)
     return pieces
 
 
-def _encoded_batch(batch, after_another):
-    # The batch's own brackets are cut off: it continues the one value.
-    encoded = encode_json(batch)[1:-1]
-    return b',' + encoded if after_another else encoded
-
-
 def send_json_pieces(req, resp, pieces, status=falcon.HTTP_200):
-    """Send the JSON body made of ``pieces`` (bytes, in order)."""
+    """Send the JSON body made of ``pieces`` (bytes-like, in order)."""
     resp.status = status
     resp.content_type = JSON
     length = sum(len(piece) for piece in pieces)
@@ -278,19 +276,24 @@ def send_json_pieces(req, resp, pieces, status=falcon.HTTP_200):
 
 
 def _chunks(pieces, size=256 * 1024):
-    """``pieces`` as fewer, larger writes; each piece is let go once
-    sent."""
+    """``pieces`` as writes of about ``size`` bytes (bytes, as the WSGI
+    server wants them); each piece is let go once sent."""
     pieces.reverse()
     waiting = []
     waiting_size = 0
     while pieces:
-        piece = pieces.pop()
-        waiting.append(piece)
-        waiting_size += len(piece)
-        if waiting_size >= size or not pieces:
-            yield b''.join(waiting)
-            waiting = []
-            waiting_size = 0
+        piece = memoryview(pieces.pop())
+        while piece:
+            part = piece[:size - waiting_size]
+            piece = piece[len(part):]
+            waiting.append(part)
+            waiting_size += len(part)
+            if waiting_size >= size:
+                yield b''.join(waiting)
+                waiting = []
+                waiting_size = 0
+    if waiting:
+        yield b''.join(waiting)
 
 
 def url(req, *parts):
