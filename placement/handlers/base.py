@@ -226,10 +226,10 @@ def send_json(req, resp, body, status=falcon.HTTP_200):
     resp.data = encode_json(body)
 
 
-# Items encoded together by json_array and json_object: about 2.5 MB of
-# allocation requests, so that a usual answer is one call to the encoder
-# and a huge one never exists whole as Python objects.
-ENCODE_BATCH = 5000
+# Items encoded together by json_array and json_object: about 1 MB of
+# allocation requests, so that a usual answer (nova asks for 1,000) is one
+# call to the encoder and a huge one never exists whole as Python objects.
+ENCODE_BATCH = 2000
 # A body of pieces up to this size is sent joined; a larger one is sent
 # piece by piece, so that it is never copied whole once more.
 _JOINED_AT_MOST = 4 * 1024 * 1024
