@@ -299,6 +299,11 @@ class _Search:
             for name, amount in named:
                 together[name] = together.get(name, 0) + amount
         suffixes = sorted({suffix for suffix, _ in slots})
+        # What each slot gives, as the dict an answer starts from, and
+        # whether some suffix has more than one slot (whose providers
+        # are then sorted).
+        given_by_slot = [(suffix, dict(named)) for suffix, named in slots]
+        shared_suffix = len(suffixes) < len(slots)
         uuids = {}
         seen = set()
         produced = 0
@@ -313,7 +318,7 @@ class _Search:
                 mappings = {suffix: [uuid] for suffix in suffixes}
             else:
                 allocations, mappings = self._one_answer(
-                    slots, assignment, uuids)
+                    given_by_slot, assignment, uuids, shared_suffix)
             if sharing and sharing.issuperset(assignment):
                 # An answer made of sharing providers alone comes again
                 # from every other tree they all serve.
@@ -339,32 +344,34 @@ class _Search:
             if 0 <= settings.max_candidates <= produced:
                 return
 
-    def _one_answer(self, slots, assignment, uuids):
+    def _one_answer(self, given_by_slot, assignment, uuids, shared_suffix):
         """(allocations, mappings) of one assignment of providers to
-        slots; ``uuids`` caches each provider's uuid."""
+        slots (each slot as its suffix and the {class: amount} it
+        gives); ``uuids`` caches each provider's uuid."""
         providers = self.state.providers
         allocations = {}
         mappings = {}
-        for (suffix, named), provider in zip(slots, assignment):
+        for (suffix, gives), provider in zip(given_by_slot, assignment):
             uuid = uuids.get(provider)
             if uuid is None:
                 uuid = uuids[provider] = providers[provider].uuid
-            if named:
+            if gives:
                 given = allocations.get(uuid)
                 if given is None:
-                    allocations[uuid] = {'resources': dict(named)}
+                    allocations[uuid] = {'resources': gives.copy()}
                 else:
                     amounts = given['resources']
-                    for name, amount in named:
+                    for name, amount in gives.items():
                         amounts[name] = amounts.get(name, 0) + amount
             placed = mappings.get(suffix)
             if placed is None:
                 mappings[suffix] = [uuid]
             elif uuid not in placed:
                 placed.append(uuid)
-        for placed in mappings.values():
-            if len(placed) > 1:
-                placed.sort()
+        if shared_suffix:
+            for placed in mappings.values():
+                if len(placed) > 1:
+                    placed.sort()
         return allocations, mappings
 
 
@@ -378,10 +385,27 @@ def _one_per_tree(providers, used):
 def _in_subtrees(assignments, subtrees, constraints):
     """The ``assignments`` whose slots of each of ``subtrees`` (lists of
     slot indexes) are in one subtree, in the order given."""
+    if len(subtrees) == 1 and len(subtrees[0]) == 2:
+        # The usual request (a NUMA cell and its NIC), without the
+        # general loop's overhead: half of same_subtree's filtering.
+        yield from _pair_in_subtree(assignments, *subtrees[0], constraints)
+        return
     for assignment in assignments:
         if all(constraints.in_one_subtree([assignment[index]
                                            for index in indexes])
                for indexes in subtrees):
+            yield assignment
+
+
+def _pair_in_subtree(assignments, first, second, constraints):
+    """The ``assignments`` whose slots ``first`` and ``second`` are one
+    provider or one the other's ancestor."""
+    ancestry, ancestors = constraints.ancestry, constraints.ancestors
+    for assignment in assignments:
+        one, other = assignment[first], assignment[second]
+        if (one == other
+                or one in (ancestry.get(other) or ancestors(other))
+                or other in (ancestry.get(one) or ancestors(one))):
             yield assignment
 
 
