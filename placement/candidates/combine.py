@@ -186,21 +186,33 @@ class _Layout:
         self.checked = set(self.subtrees_done_at)
         if constraints.required_traits:
             self.checked.add(self.last_unsuffixed)
-        askers = collections.defaultdict(list)
-        for index, slot in enumerate(slots):
-            for class_id, _ in slot.amounts:
-                askers[class_id].append(index)
-        # Classes more than one slot asks for: only there can what one
-        # slot takes leave too little for another.
-        self.contested_classes = {class_id: indexes
-                                  for class_id, indexes in askers.items()
-                                  if len(indexes) > 1}
+        self.contested_classes = contested_classes(
+            [slot.amounts for slot in slots])
         self.contested = {index for indexes in self.contested_classes.values()
                           for index in indexes}
-        granular = [index for index, slot in enumerate(slots)
-                    if slot.granular]
-        self.isolated = (granular if constraints.isolate
-                         and len(granular) > 1 else [])
+        self.isolated = isolated([slot.granular for slot in slots],
+                                 constraints.isolate)
+
+
+def contested_classes(amounts_by_slot):
+    """{class id: indexes of the slots asking for it} for the classes
+    more than one slot asks for (``amounts_by_slot``: each slot's
+    (class id, amount) pairs): only there can what one slot takes leave
+    too little for another."""
+    askers = collections.defaultdict(list)
+    for index, amounts in enumerate(amounts_by_slot):
+        for class_id, _ in amounts:
+            askers[class_id].append(index)
+    return {class_id: indexes for class_id, indexes in askers.items()
+            if len(indexes) > 1}
+
+
+def isolated(granular_by_slot, isolate):
+    """The indexes of the slots that must each have a provider of their
+    own: the granular ones, under group_policy=isolate, when several."""
+    granular = [index for index, is_granular in enumerate(granular_by_slot)
+                if is_granular]
+    return granular if isolate and len(granular) > 1 else []
 
 
 def _layout(slots, constraints):

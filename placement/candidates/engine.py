@@ -197,16 +197,12 @@ class _Search:
     def _competing(self, templates):
         """Sets of slots that may compete for a provider: those asking for
         the same class, and the granular ones under isolate."""
-        by_class = collections.defaultdict(list)
-        for index, (_, _, amounts, _, _) in enumerate(templates):
-            for class_id, _ in amounts:
-                by_class[class_id].append(index)
-        competing = [indexes for indexes in by_class.values()
-                     if len(indexes) > 1]
-        granular = [index for index, template in enumerate(templates)
-                    if template[1]]
-        if self.request.isolate and len(granular) > 1:
-            competing.append(granular)
+        competing = list(combine.contested_classes(
+            [template[2] for template in templates]).values())
+        isolated = combine.isolated([template[1] for template in templates],
+                                    self.request.isolate)
+        if isolated:
+            competing.append(isolated)
         return competing
 
     def _way(self, constraints, competing, unsuffixed, providers):
