@@ -170,10 +170,20 @@ def test_capacity_is_the_brute_force_count(api, scenario):
             continue
         body = resp.json
         roots, sharing = expected_capacity(dep, req)
-        assert body['bounded'] == []
-        assert (body['roots'], body['sharing']) == (roots, sharing), (
-            dep.with_names('%r\n%s' % (dep, req.describe(dep))))
-        assert body['total'] == sum(roots.values())
+        described = dep.with_names('%r\n%s' % (dep, req.describe(dep)))
+        # A tree past the search's bounds (a few random deployments have
+        # over 200 usage patterns in one tree) is counted low, and says
+        # so; every other is exact.
+        bounded = set(body['bounded'])
+        assert {uuid: copies for uuid, copies in body['roots'].items()
+                if uuid not in bounded} == {
+            uuid: copies for uuid, copies in roots.items()
+            if uuid not in bounded}, described
+        assert all(body['roots'][uuid] <= roots[uuid]
+                   for uuid in bounded), described
+        assert body['total'] == sum(body['roots'].values())
+        if not bounded:
+            assert body['sharing'] == sharing, described
 
 
 @pytest.mark.parametrize('bound', ['PATTERN_BOUND', 'NODE_BOUND'])
