@@ -78,9 +78,7 @@ class Constraints:
     def in_one_subtree(self, providers):
         """True if one of ``providers`` is an ancestor-or-self of all."""
         if len(providers) == 2:
-            first, second = providers
-            return (first == second or first in self._chain(second)
-                    or second in self._chain(first))
+            return self.pair_in_one_subtree(*providers)
         providers = set(providers)
         if len(providers) <= 1:
             return True
@@ -91,6 +89,12 @@ class Constraints:
             chains.append(self.ancestors(provider) if chain is None
                           else chain)
         return not providers.isdisjoint(frozenset.intersection(*chains))
+
+    def pair_in_one_subtree(self, one, other):
+        """True if ``one`` and ``other`` are one provider or one is the
+        other's ancestor."""
+        return (one == other or one in self._chain(other)
+                or other in self._chain(one))
 
 
 def holds_all(held, required):

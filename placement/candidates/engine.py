@@ -396,12 +396,9 @@ def _in_subtrees(assignments, subtrees, constraints):
 def _pair_in_subtree(assignments, first, second, constraints):
     """The ``assignments`` whose slots ``first`` and ``second`` are one
     provider or one the other's ancestor."""
-    ancestry, ancestors = constraints.ancestry, constraints.ancestors
+    in_one_subtree = constraints.pair_in_one_subtree
     for assignment in assignments:
-        one, other = assignment[first], assignment[second]
-        if (one == other
-                or one in (ancestry.get(other) or ancestors(other))
-                or other in (ancestry.get(one) or ancestors(one))):
+        if in_one_subtree(assignment[first], assignment[second]):
             yield assignment
 
 
