@@ -239,6 +239,13 @@ def create_engine(url, *, pool_size=5, max_overflow=50, pool_timeout=30,
     return engine
 
 
+def _no_connection_free():
+    """What a request gets when the pool had no connection for it within
+    its timeout."""
+    return exceptions.DatabaseUnavailable(
+        'No database connection became free in time.')
+
+
 class Database:
     """One engine and the transaction discipline around it."""
 
@@ -287,8 +294,7 @@ class Database:
                             changes.record(conn)
                         return result
             except sa_exc.TimeoutError as error:
-                raise exceptions.DatabaseUnavailable(
-                    'No database connection became free in time.') from error
+                raise _no_connection_free() from error
             except sa_exc.DBAPIError as error:
                 cause = transient_cause(error)
                 if attempt == _ATTEMPTS and cause in _UNREACHABLE:
@@ -331,8 +337,7 @@ class Database:
         try:
             pooled = self.engine.raw_connection()
         except sa_exc.TimeoutError as error:
-            raise exceptions.DatabaseUnavailable(
-                'No database connection became free in time.') from error
+            raise _no_connection_free() from error
         except sa_exc.DBAPIError:
             return None
         dbapi_error = self.engine.dialect.loaded_dbapi.Error
