@@ -43,17 +43,23 @@ HEADERS = {'X-Auth-Token': 'admin', 'Accept': 'application/json',
            'OpenStack-API-Version': 'placement ' + candidates.MICROVERSION}
 
 
-def build(directory):
-    os.mkdir(directory)
+def prepared(url):
+    """(conf, Database) on ``url``, migrated, standard names synced."""
     conf = placement_conf.new_config()
     conf([], project='placement', default_config_files=[])
-    conf.set_override('auth_strategy', 'noauth2', group='api')
-    conf.set_override('state_path', directory)
-    url = 'sqlite:///%s' % os.path.join(directory, 'placement.sqlite')
     conf.set_override('connection', url, group='placement_database')
     db = engine.Database.from_conf(conf)
     migration.upgrade(db.engine)
     db.write(standard_sync.sync_all)
+    return conf, db
+
+
+def build(directory):
+    os.mkdir(directory)
+    conf, db = prepared(
+        'sqlite:///%s' % os.path.join(directory, 'placement.sqlite'))
+    conf.set_override('auth_strategy', 'noauth2', group='api')
+    conf.set_override('state_path', directory)
     application = webtest.TestApp(
         placement_app.build_app(conf, db, prepare=False))
     application.app.db = db

@@ -30,10 +30,6 @@ import candidates  # noqa: E402
 import harness  # noqa: E402
 import profile_candidates  # noqa: E402
 
-from placement import conf as placement_conf  # noqa: E402
-from placement.storage import engine  # noqa: E402
-from placement.storage import migration  # noqa: E402
-from placement.storage import standard_sync  # noqa: E402
 from tests import pg_cluster  # noqa: E402
 
 # (query label, times sent), in order.
@@ -71,12 +67,7 @@ class Sampler(threading.Thread):
 
 
 def insert(url, providers):
-    conf = placement_conf.new_config()
-    conf([], project='placement', default_config_files=[])
-    conf.set_override('connection', url, group='placement_database')
-    db = engine.Database.from_conf(conf)
-    migration.upgrade(db.engine)
-    db.write(standard_sync.sync_all)
+    _, db = profile_candidates.prepared(url)
     profile_candidates.bulk_insert(
         db, candidates.Flat.sharing_providers()
         + candidates.Flat.trees(0, providers),
