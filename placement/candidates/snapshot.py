@@ -25,6 +25,7 @@ sees a half-applied refresh.
 import collections
 import contextlib
 import logging
+import os
 import threading
 import weakref
 
@@ -451,14 +452,35 @@ class Snapshot:
                         error)
 
 
-_SNAPSHOTS = weakref.WeakKeyDictionary()
-_REGISTRY_LOCK = threading.Lock()
+class _Registry:
+    """The Snapshots of one process, by database (weakly)."""
+
+    def __init__(self):
+        self.pid = os.getpid()
+        self.lock = threading.Lock()
+        self.snapshots = weakref.WeakKeyDictionary()
+
+
+_registry = _Registry()
 
 
 def of(db):
-    """The process's Snapshot of the database ``db`` serves."""
-    with _REGISTRY_LOCK:
-        snapshot = _SNAPSHOTS.get(db)
+    """The process's Snapshot of the database ``db`` serves.
+
+    A worker forked from a process that had loaded the application (uwsgi
+    without ``lazy-apps``, gunicorn ``--preload``) starts a registry of
+    its own: a lock the parent held at the fork would never be released
+    in the child, and the parent's state is not the worker's to keep.  The
+    worker reads its state at its first search, as at a start.
+    """
+    global _registry
+    registry = _registry
+    if registry.pid != os.getpid():
+        # Threads racing here each make a registry; one is kept, and a
+        # snapshot made in the other is simply read again once.
+        registry = _registry = _Registry()
+    with registry.lock:
+        snapshot = registry.snapshots.get(db)
         if snapshot is None:
-            snapshot = _SNAPSHOTS[db] = Snapshot(db)
+            snapshot = registry.snapshots[db] = Snapshot(db)
         return snapshot

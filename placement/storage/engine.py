@@ -247,10 +247,34 @@ def _no_connection_free():
 
 
 class Database:
-    """One engine and the transaction discipline around it."""
+    """One engine and the transaction discipline around it.
+
+    Its connection pool belongs to one process.  A WSGI server that loads
+    the application before forking its workers (uwsgi without
+    ``lazy-apps``, gunicorn ``--preload``) hands each worker a copy of the
+    parent's pool: connections opened there (the schema check, the
+    standard names' sync) would then be one server session used by two
+    processes, each reading the other's answers.  So the first use of the
+    engine in a new process replaces the pool with an empty one, leaving
+    the parent's connections to the parent.  The process id is compared at
+    each use rather than in an ``os.register_at_fork`` hook, which uwsgi's
+    own fork from C never calls.
+    """
 
     def __init__(self, engine):
-        self.engine = engine
+        self._engine = engine
+        self._pid = os.getpid()
+
+    @property
+    def engine(self):
+        """The engine, with a pool of this process's own."""
+        if self._pid != os.getpid():
+            # Replaced before the pid is noted, so that no thread of this
+            # process can take a connection from the inherited pool.  Two
+            # threads racing here each make a new pool; both are empty.
+            self._engine.dispose(close=False)
+            self._pid = os.getpid()
+        return self._engine
 
     @classmethod
     def from_conf(cls, conf, url=None):

@@ -10,10 +10,11 @@ serving it is recorded against the configuration, so every
 through the same engine (and the same in-memory candidates state).
 """
 
-import atexit
+import os
 import shutil
 import tempfile
 import threading
+import weakref
 
 import fixtures
 
@@ -23,17 +24,21 @@ from placement.storage import migration
 from placement.storage import standard_sync
 
 # The engine.Database of each configuration a Database fixture is set up
-# on, by id() (ConfigOpts objects cannot be hashed); removed at cleanup.
+# on, by id() (ConfigOpts objects cannot be hashed) with a weak reference
+# to the configuration itself: an id is reused once its object is gone,
+# and a configuration made and thrown away without the fixture's cleanup
+# must not hand its database to the next one given its id.
 _DATABASES = {}
 
 _template_lock = threading.Lock()
-_template_path = None
+_template_bytes = None
 
 
 def database_for(conf):
     """The ``engine.Database`` a ``Database`` fixture set up for ``conf``,
     or None."""
-    return _DATABASES.get(id(conf))
+    conf_ref, db = _DATABASES.get(id(conf), (None, None))
+    return db if conf_ref is not None and conf_ref() is conf else None
 
 
 def serving_database(conf, fixture):
@@ -54,19 +59,30 @@ def _migrate(db):
 
 
 def _template():
-    """A migrated, synced SQLite file made once per process: copying it is
-    far quicker than migrating each test's database from nothing."""
-    global _template_path
+    """The bytes of a migrated, synced SQLite database, made once per
+    process: writing them out is far quicker than migrating each test's
+    database from nothing.
+
+    Kept in memory, not as a file: consumers' test cases
+    (``oslotest.base.BaseTestCase``'s ``NestedTempfile``) point
+    ``tempfile`` at a directory of each test's own and remove it when the
+    test ends, so no file made during one test can be counted on by the
+    next.  The scratch directory it is made in is removed at once.
+    """
+    global _template_bytes
     with _template_lock:
-        if _template_path is None:
+        if _template_bytes is None:
             directory = tempfile.mkdtemp(prefix='placement-template-')
-            atexit.register(shutil.rmtree, directory, True)
-            path = '%s/template.sqlite' % directory
-            db = engine.Database(engine.create_engine('sqlite:///' + path))
-            _migrate(db)
-            db.dispose()   # checkpoints the WAL into the file
-            _template_path = path
-        return _template_path
+            try:
+                path = os.path.join(directory, 'template.sqlite')
+                db = engine.Database(engine.create_engine('sqlite:///' + path))
+                _migrate(db)
+                db.dispose()   # checkpoints the WAL into the file
+                with open(path, 'rb') as template:
+                    _template_bytes = template.read()
+            finally:
+                shutil.rmtree(directory, ignore_errors=True)
+        return _template_bytes
 
 
 class Database(fixtures.Fixture):
@@ -93,11 +109,12 @@ class Database(fixtures.Fixture):
         self.db = engine.Database.from_conf(conf, fresh)
         self.addCleanup(self.db.dispose)
         _migrate(self.db)
-        _DATABASES[id(conf)] = self.db
+        _DATABASES[id(conf)] = (weakref.ref(conf), self.db)
         self.addCleanup(_DATABASES.pop, id(conf), None)
 
     def _fresh_sqlite(self):
         directory = self.useFixture(fixtures.TempDir()).path
-        path = '%s/placement.sqlite' % directory
-        shutil.copyfile(_template(), path)
+        path = os.path.join(directory, 'placement.sqlite')
+        with open(path, 'wb') as fresh:
+            fresh.write(_template())
         return 'sqlite:///' + path

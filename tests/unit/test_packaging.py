@@ -21,7 +21,7 @@ def test_every_package_is_listed():
     assert found <= listed, sorted(found - listed)
 
 
-TEST_TOOLS = ('fixtures', 'wsgi-intercept', 'testtools')
+TEST_TOOLS = ('fixtures', 'wsgi-intercept', 'testtools', 'oslotest')
 
 
 def test_test_tools_are_an_extra_only():
@@ -36,14 +36,16 @@ def test_test_tools_are_an_extra_only():
     assert not required & set(TEST_TOOLS)
     extra = config['options.extras_require']['fixtures']
     assert {re.split(r'[<>=]', line)[0]
-            for line in extra.split()} == {'fixtures', 'wsgi-intercept'}
+            for line in extra.split()} == {'fixtures', 'oslotest',
+                                      'wsgi-intercept'}
 
 
 def _test_tools_loaded_by(imports, env=None):
     """The test tools a fresh interpreter has loaded after ``imports``."""
     code = (
         'import sys\n%s\n'
-        'print(sorted({"fixtures", "wsgi_intercept", "testtools"} & set(\n'
+        'print(sorted({"fixtures", "wsgi_intercept", "testtools",\n'
+        '              "oslotest"} & set(\n'
         '    name.split(".")[0] for name in sys.modules)))\n' % imports)
     output = subprocess.run([sys.executable, '-c', code], check=True,
                             cwd=ROOT, env=env, capture_output=True,
@@ -63,7 +65,7 @@ def test_the_service_runs_without_test_tools(tmp_path):
         'import placement.app, placement.cmd.api, placement.config_loader\n'
         'import placement.cmd.worker, placement.cmd.manage\n'
         'import placement.cmd.status, placement.cmd.apply\n'
-        'import placement.wsgi', env) == set()
+        'import placement.wsgi, placement.wsgi.api', env) == set()
 
 
 def test_direct_is_what_loads_them():

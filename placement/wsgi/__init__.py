@@ -1,0 +1,38 @@
+"""WSGI entry points, for any WSGI server.
+
+- ``placement.wsgi.api:application``: upstream's documented entry point,
+  the one deployment tools load (kolla-ansible's and devstack's uwsgi
+  configurations, mod_wsgi set-ups).  Importing ``placement.wsgi.api``
+  builds it; mod_wsgi may also run that file as a script.
+- ``placement.wsgi:application``: the same application object, built on
+  first access rather than when this package is imported, so that
+  importing ``placement.wsgi.api`` builds one application, not two.
+- ``placement.wsgi:init_application()``: a new application at each call,
+  for servers that take a factory.
+
+The configuration file is ``$PLACEMENT_CONFIG_FILE``, else
+``$OS_PLACEMENT_CONFIG_DIR/placement.conf``, else oslo.config's default
+locations (``/etc/placement/placement.conf`` ...); see README.rst.
+
+Every entry point may be loaded before the server forks its workers
+(uwsgi without ``lazy-apps``, gunicorn ``--preload``): a worker never
+uses a database connection, lock or candidate state the parent made
+(``storage.engine.Database``, ``candidates.snapshot.of``).
+"""
+
+from placement import app
+from placement import config_loader
+
+
+def init_application():
+    """A new WSGI application, configured as the module docstring says."""
+    conf = config_loader.load(
+        default_config_files=config_loader.wsgi_config_files())
+    return app.build_app(conf)
+
+
+def __getattr__(name):
+    if name == 'application':
+        from placement.wsgi import api
+        return api.application
+    raise AttributeError('module %r has no attribute %r' % (__name__, name))
