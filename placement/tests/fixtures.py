@@ -24,10 +24,10 @@ from placement.storage import migration
 from placement.storage import standard_sync
 
 # The engine.Database of each configuration a Database fixture is set up
-# on, by id() (ConfigOpts objects cannot be hashed) with a weak reference
-# to the configuration itself: an id is reused once its object is gone,
-# and a configuration made and thrown away without the fixture's cleanup
-# must not hand its database to the next one given its id.
+# on, by id() (ConfigOpts objects cannot be hashed).  An entry goes at the
+# fixture's cleanup, or when its configuration is collected: Python gives
+# a dead object's id to a new one, and a configuration thrown away
+# without the cleanup must not hand its database to its successor.
 _DATABASES = {}
 
 _template_lock = threading.Lock()
@@ -37,8 +37,7 @@ _template_bytes = None
 def database_for(conf):
     """The ``engine.Database`` a ``Database`` fixture set up for ``conf``,
     or None."""
-    conf_ref, db = _DATABASES.get(id(conf), (None, None))
-    return db if conf_ref is not None and conf_ref() is conf else None
+    return _DATABASES.get(id(conf))
 
 
 def serving_database(conf, fixture):
@@ -109,8 +108,9 @@ class Database(fixtures.Fixture):
         self.db = engine.Database.from_conf(conf, fresh)
         self.addCleanup(self.db.dispose)
         _migrate(self.db)
-        _DATABASES[id(conf)] = (weakref.ref(conf), self.db)
+        _DATABASES[id(conf)] = self.db
         self.addCleanup(_DATABASES.pop, id(conf), None)
+        weakref.finalize(conf, _DATABASES.pop, id(conf), None)
 
     def _fresh_sqlite(self):
         directory = self.useFixture(fixtures.TempDir()).path
