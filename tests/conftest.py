@@ -7,6 +7,7 @@ made once per backend, so tests are independent and fast.  ``--backend
 sqlite`` (or postgresql, mysql; repeatable) runs only those.
 """
 
+import os
 import shutil
 import uuid
 
@@ -21,6 +22,7 @@ from placement.storage import standard_sync
 from placement.storage import tables
 from tests import mariadb_server
 from tests import pg_cluster
+from tests import wsgi_servers
 
 BACKENDS = ('sqlite', 'postgresql', 'mysql')
 
@@ -49,6 +51,25 @@ def postgres():
     cluster = pg_cluster.Cluster().start()
     yield cluster
     cluster.stop()
+
+
+@pytest.fixture(scope='session')
+def mod_wsgi_env():
+    """The venv mod_wsgi's daemons run (``wsgi_servers.mod_wsgi_venv``),
+    built once per session, or a skip where Apache's development files
+    are missing; ``.ci/run`` installs them, and under CI a missing one
+    is a failure."""
+    directory = wsgi_servers.readable_directory('placement-mod-wsgi-')
+    try:
+        venv = wsgi_servers.mod_wsgi_venv(directory)
+        if venv is None:
+            message = 'apache2-dev (apxs) or Debian python3 missing'
+            if os.environ.get('CI'):
+                pytest.fail(message)
+            pytest.skip(message)
+        yield venv
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 @pytest.fixture(scope='session')

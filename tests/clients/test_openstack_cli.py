@@ -1,6 +1,11 @@
 """The ``openstack`` CLI with osc-placement, and openstacksdk's placement
 proxy, drive a live server (two workers, noauth2, the admin-token form)
 through every command and call they offer.  A failure names the command.
+
+Each runs against ``placement-api`` (SQLite) and against every server
+deployment tools run the application under (``tests/wsgi_servers.py``:
+kolla-ansible's uwsgi, uwsgi and gunicorn loading it before they fork,
+mod_wsgi), on PostgreSQL.
 """
 
 import json
@@ -10,6 +15,7 @@ import uuid
 
 import pytest
 
+from tests import wsgi_servers
 from tests.functional.server import running
 
 VENV = os.environ.get('PLACEMENT_TEST_CLIENT_VENV', '')
@@ -18,12 +24,22 @@ PROJECT = '8c0ffee0-0000-4000-8000-00000000abcd'
 USER = '8c0ffee0-0000-4000-8000-00000000dcba'
 
 
-@pytest.fixture(scope='module')
-def server(tmp_path_factory):
-    directory = tmp_path_factory.mktemp('clients')
-    url = 'sqlite:///%s' % (directory / 'placement.sqlite')
-    with running(url, directory,
-                 database_options='sync_on_startup = True\n') as port:
+@pytest.fixture(scope='module',
+                params=('placement-api',) + wsgi_servers.KINDS)
+def server(request, tmp_path_factory):
+    kind = request.param
+    if kind == 'placement-api':
+        directory = tmp_path_factory.mktemp('clients')
+        url = 'sqlite:///%s' % (directory / 'placement.sqlite')
+        with running(url, directory,
+                     database_options='sync_on_startup = True\n') as port:
+            yield 'http://127.0.0.1:%d' % port
+        return
+    python_env = (request.getfixturevalue('mod_wsgi_env')
+                  if kind == 'mod_wsgi' else None)
+    with wsgi_servers.serving_on_postgres(
+            kind, request.getfixturevalue('postgres'),
+            python_env) as (port, _log):
         yield 'http://127.0.0.1:%d' % port
 
 

@@ -1,0 +1,185 @@
+"""The service as deployment tools start it (``tests/wsgi_servers.py``):
+kolla-ansible's uwsgi, uwsgi loading the application before it forks
+its workers, gunicorn ``--preload`` and mod_wsgi, each with two workers
+on PostgreSQL.
+
+What must hold whoever serves it: a write acknowledged by one worker is
+in the very next candidates answer of the other; request ids, proxy
+headers, the body size limit and the health check behave as under
+``placement-api``.  The real clients' scenario runs against each server
+in ``tests/clients``.
+"""
+
+import concurrent.futures
+import http.client
+import json
+import re
+import uuid
+
+import pytest
+import requests
+
+from tests import wsgi_servers
+from tests.functional.server import request
+
+# A request log line: "<pid> INFO placement.requestlog [<global id>
+# <request id> ...".
+_LOG_LINE = re.compile(r' (\d+) INFO placement\.requestlog '
+                       r'\[(\S+) (req-[0-9a-f-]{36}) ')
+CLIENTS = 4
+ROUNDS = 12
+
+
+@pytest.fixture(scope='module', params=wsgi_servers.KINDS)
+def served(request, postgres):
+    """(kind, port, log path) of a server of each kind on a database of
+    its own."""
+    kind = request.param
+    python_env = (request.getfixturevalue('mod_wsgi_env')
+                  if kind == 'mod_wsgi' else None)
+    with wsgi_servers.serving_on_postgres(kind, postgres,
+                                          python_env) as (port, log_path):
+        yield kind, port, log_path
+
+
+def _send(port, method, path, body=None, headers=()):
+    """(status, headers, decoded body) of one request on a fresh
+    connection, with the admin token at microversion 1.39."""
+    conn = http.client.HTTPConnection('127.0.0.1', port, timeout=60)
+    all_headers = {'X-Auth-Token': 'admin', 'Accept': 'application/json',
+                   'OpenStack-API-Version': 'placement 1.39'}
+    all_headers.update(headers)
+    payload = None
+    if body is not None:
+        payload = json.dumps(body)
+        all_headers['Content-Type'] = 'application/json'
+    try:
+        conn.request(method, path, body=payload, headers=all_headers)
+        resp = conn.getresponse()
+        data = resp.read()
+        return resp.status, resp.headers, (json.loads(data) if data
+                                           else None)
+    finally:
+        conn.close()
+
+
+def _served_by(log_path):
+    """{request id: (pid of the worker that answered, global id)}."""
+    return {match.group(3): (int(match.group(1)), match.group(2))
+            for match in _LOG_LINE.finditer(log_path.read_text())}
+
+
+def _client(port, provider, rounds):
+    """Raise the provider's VCPU total one by one, and after each write
+    ask for candidates needing exactly the new total: an answer given
+    from a state older than the write has none.  Then claim all of it,
+    after which a candidate for one more is impossible.  [(write id,
+    read id)] in order."""
+    pairs = []
+    generation = 0
+    for total in range(1, rounds + 1):
+        status, headers, body = _send(
+            port, 'PUT', '/resource_providers/%s/inventories' % provider,
+            {'resource_provider_generation': generation,
+             'inventories': {'VCPU': {'total': total}}})
+        assert status == 200, body
+        generation = body['resource_provider_generation']
+        write_id = headers['x-openstack-request-id']
+        status, headers, body = _send(
+            port, 'GET', '/allocation_candidates?resources=VCPU:%d'
+            '&in_tree=%s' % (total, provider))
+        assert status == 200, body
+        assert len(body['allocation_requests']) == 1, (total, body)
+        pairs.append((write_id, headers['x-openstack-request-id']))
+    consumer = str(uuid.uuid4())
+    status, headers, body = _send(port, 'PUT', '/allocations/%s' % consumer, {
+        'allocations': {provider: {'resources': {'VCPU': rounds}}},
+        'project_id': str(uuid.uuid4()), 'user_id': str(uuid.uuid4()),
+        'consumer_generation': None, 'consumer_type': 'INSTANCE'})
+    assert status == 204, body
+    write_id = headers['x-openstack-request-id']
+    status, headers, body = _send(
+        port, 'GET', '/allocation_candidates?resources=VCPU:1&in_tree=%s'
+        % provider)
+    assert status == 200 and body['allocation_requests'] == [], body
+    pairs.append((write_id, headers['x-openstack-request-id']))
+    return pairs
+
+
+def test_a_write_through_one_worker_is_in_the_next_answer_of_another(
+        served):
+    kind, port, log_path = served
+    providers = []
+    for number in range(CLIENTS):
+        status, _, body = _send(port, 'POST', '/resource_providers',
+                                {'name': '%s-cn%d' % (kind, number)})
+        assert status == 200, body
+        providers.append(body['uuid'])
+    with concurrent.futures.ThreadPoolExecutor(CLIENTS) as pool:
+        pairs = [pair for pairs in pool.map(
+            lambda rp: _client(port, rp, ROUNDS), providers)
+            for pair in pairs]
+    served_by = _served_by(log_path)
+    workers = {served_by[request_id][0] for pair in pairs
+               for request_id in pair}
+    crossed = [pair for pair in pairs
+               if served_by[pair[0]][0] != served_by[pair[1]][0]]
+    assert len(workers) == wsgi_servers.WORKERS, workers
+    # Every answer was exact (checked in _client); these show that some
+    # of them came from another worker than the write they had to see.
+    assert crossed, 'every read was answered by the writing worker'
+
+
+def test_request_ids(served):
+    _kind, port, log_path = served
+    status, headers, _ = _send(port, 'GET', '/')
+    assert status == 200
+    assert re.match(r'^req-[0-9a-f-]{36}$',
+                    headers['x-openstack-request-id'])
+    assert headers['openstack-request-id'] == \
+        headers['x-openstack-request-id']
+    # An error carries one too, the one its body names.
+    status, headers, body = _send(port, 'GET', '/resource_providers/%s'
+                                  % uuid.uuid4())
+    assert status == 404
+    assert body['errors'][0]['request_id'] == \
+        headers['x-openstack-request-id']
+    # A caller's id is kept as the global request id of the request.
+    inbound = 'req-%s' % uuid.uuid4()
+    status, headers, _ = _send(port, 'GET', '/resource_providers',
+                               headers={'X-Openstack-Request-Id': inbound})
+    assert status == 200
+    local = headers['x-openstack-request-id']
+    assert local != inbound
+    assert _served_by(log_path)[local][1] == inbound
+
+
+def test_location_behind_a_proxy(served):
+    _kind, port, _log = served
+    status, headers, _ = _send(
+        port, 'POST', '/resource_providers', {'name': 'behind-proxy'},
+        headers={'OpenStack-API-Version': 'placement 1.10',
+                 'X-Forwarded-Proto': 'https',
+                 'X-Forwarded-Host': 'placement.example.org'})
+    assert status == 201
+    assert re.match(r'^https://placement\.example\.org/resource_providers/'
+                    r'[0-9a-f-]{36}$', headers['Location']), \
+        headers['Location']
+
+
+def test_an_oversized_body_is_413(served):
+    _kind, port, _log = served
+    body = b'{"name": "%s"}' % (b'x' * (5 * 1024 * 1024))
+    resp = requests.post(
+        'http://127.0.0.1:%d/resource_providers' % port, data=body,
+        headers={'X-Auth-Token': 'admin', 'Content-Type': 'application/json',
+                 'OpenStack-API-Version': 'placement 1.39'}, timeout=60)
+    assert resp.status_code == 413, resp.text
+    assert resp.json()['errors'][0]['status'] == 413
+
+
+def test_healthcheck(served):
+    _kind, port, _log = served
+    status, body = request(port, 'GET', '/healthcheck')
+    assert status == 200
+    assert body == {'detailed': False, 'reasons': ['OK']}
