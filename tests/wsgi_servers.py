@@ -17,6 +17,9 @@ Kinds:
   the application itself; configuration from ``$OS_PLACEMENT_CONFIG_DIR``.
 - ``uwsgi-preload``: the same without ``lazy-apps``: the master loads the
   application, then forks the workers.
+- ``uwsgi-wsgi-file``: kolla's settings with devstack's way of naming the
+  application, ``wsgi-file = .../placement/wsgi/api.py`` (not in
+  ``KINDS``: one test checks it loads).
 - ``gunicorn-preload``: ``gunicorn --preload`` on
   ``placement.wsgi.api:application``, the variable passed with ``--env``.
 - ``mod_wsgi``: ``mod_wsgi-express`` (Apache httpd with daemon processes)
@@ -60,6 +63,7 @@ thunder-lock = true
 worker-reload-mercy = 60
 '''
 
+API_SCRIPT = ROOT / 'placement' / 'wsgi' / 'api.py'
 # Apache's children and mod_wsgi's daemons run as this account.
 APACHE_ACCOUNT = 'www-data'
 
@@ -97,10 +101,13 @@ def sync_database(directory):
 def _command(kind, port, directory, python_env):
     """(argv, extra environment) that start ``kind`` on ``port``."""
     config_dir = {'OS_PLACEMENT_CONFIG_DIR': str(directory)}
-    if kind in ('uwsgi', 'uwsgi-preload'):
+    if kind in ('uwsgi', 'uwsgi-preload', 'uwsgi-wsgi-file'):
         ini = KOLLA_UWSGI_INI.format(port=port, workers=WORKERS)
         if kind == 'uwsgi-preload':
             ini = ini.replace('lazy-apps = true\n', '')
+        if kind == 'uwsgi-wsgi-file':
+            ini = ini.replace('module = placement.wsgi.api:application',
+                              'wsgi-file = %s' % API_SCRIPT)
         (directory / 'uwsgi.ini').write_text(ini)
         return [_bin('uwsgi'), '--ini', str(directory / 'uwsgi.ini')], \
             config_dir

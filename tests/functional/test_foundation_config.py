@@ -219,16 +219,29 @@ def test_wsgi_config_file_from_upstream_config_dir(monkeypatch, tmp_path):
         str(tmp_path / 'placement.conf')]
 
 
-def test_wsgi_module_serves_the_configured_service(monkeypatch, write_config,
-                                                   keep_logging):
+def _fresh_module(name):
+    if name in sys.modules:
+        return importlib.reload(sys.modules[name])
+    return importlib.import_module(name)
+
+
+def test_every_wsgi_entry_point_serves_the_configured_service(
+        monkeypatch, write_config, keep_logging):
+    """``placement.wsgi.api:application`` (upstream's, which deployment
+    tools load), ``placement.wsgi:application`` (the same object) and
+    ``placement.wsgi:init_application()`` (a new one each call)."""
     monkeypatch.setenv(config_loader.CONFIG_FILE_ENV,
                        write_config('noauth2'))
-    if 'placement.wsgi' in sys.modules:
-        wsgi = importlib.reload(sys.modules['placement.wsgi'])
-    else:
-        wsgi = importlib.import_module('placement.wsgi')
-    app = webtest.TestApp(wsgi.application)
-    app.get('/resource_providers', headers={'X-Auth-Token': 'admin'})
+    wsgi = _fresh_module('placement.wsgi')
+    api = _fresh_module('placement.wsgi.api')
+    assert wsgi.application is api.application
+    fresh = wsgi.init_application()
+    assert fresh is not api.application
+    for application in (api.application, fresh):
+        webtest.TestApp(application).get(
+            '/resource_providers', headers={'X-Auth-Token': 'admin'})
+    with pytest.raises(AttributeError):
+        wsgi.no_such_thing
 
 
 def test_no_configuration_means_embedded_mode(tmp_path, caplog):

@@ -183,3 +183,12 @@ def test_healthcheck(served):
     status, body = request(port, 'GET', '/healthcheck')
     assert status == 200
     assert body == {'detailed': False, 'reasons': ['OK']}
+
+
+def test_uwsgi_runs_the_file_as_devstack_names_it(postgres):
+    """``wsgi-file = .../placement/wsgi/api.py``: the file run as a
+    script, outside the package."""
+    with wsgi_servers.serving_on_postgres('uwsgi-wsgi-file',
+                                          postgres) as (port, _log):
+        status, _, body = _send(port, 'GET', '/resource_providers')
+    assert (status, body) == (200, {'resource_providers': []})
