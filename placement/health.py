@@ -43,17 +43,19 @@ class DatabaseHealthcheck(pluginbase.HealthcheckBaseExtension):
         if url.get_backend_name() in ('postgresql', 'mysql'):
             connect_args['connect_timeout'] = _CONNECT_TIMEOUT
         # A pool of its own, of one: the probe never waits behind requests
-        # for a connection, and costs at most one per process.
-        self.engine = sa.create_engine(
+        # for a connection, and costs at most one per process (a
+        # Database's, so that a worker forked after it was made opens its
+        # own).
+        self.db = engine.Database(sa.create_engine(
             url, pool_size=1, max_overflow=0, pool_timeout=_CONNECT_TIMEOUT,
-            pool_pre_ping=True, connect_args=connect_args)
+            pool_pre_ping=True, connect_args=connect_args))
 
     def healthcheck(self, server_port):
         try:
-            with self.engine.connect() as conn:
+            with self.db.engine.connect() as conn:
                 conn.exec_driver_sql('SELECT 1').scalar()
         except Exception as exc:  # any failure to reach it is the answer
-            self.engine.dispose()
+            self.db.dispose()
             return pluginbase.HealthcheckResult(
                 available=False, reason='database unreachable',
                 details=str(exc))
