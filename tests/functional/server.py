@@ -4,7 +4,8 @@
 workers on the test's database, on a free loopback port, waits until it
 answers and stops its whole process group afterwards; its log is
 ``directory/server.log``.  ``request`` sends one request with the admin
-token on a fresh connection, as independent clients would.
+token on a fresh connection, as independent clients would (``exchange``
+gives the answer's headers too).
 """
 
 import contextlib
@@ -28,25 +29,34 @@ def free_port():
 
 def request(port, method, path, body=None, version='1.39'):
     """(status, body): the body decoded from JSON, else its text, or None."""
+    status, _headers, decoded = exchange(port, method, path, body, version)
+    return status, decoded
+
+
+def exchange(port, method, path, body=None, version='1.39', headers=None):
+    """(status, response headers, body decoded as ``request`` does);
+    ``headers`` are sent besides (and over) the usual ones."""
     conn = http.client.HTTPConnection('127.0.0.1', port, timeout=60)
-    headers = {'X-Auth-Token': 'admin', 'Accept': 'application/json',
-               'OpenStack-API-Version': 'placement %s' % version}
+    sent = {'X-Auth-Token': 'admin', 'Accept': 'application/json',
+            'OpenStack-API-Version': 'placement %s' % version}
+    sent.update(headers or {})
     payload = None
     if body is not None:
         payload = json.dumps(body)
-        headers['Content-Type'] = 'application/json'
+        sent['Content-Type'] = 'application/json'
     try:
-        conn.request(method, path, body=payload, headers=headers)
+        conn.request(method, path, body=payload, headers=sent)
         response = conn.getresponse()
         data = response.read()
     finally:
         conn.close()
     if not data:
-        return response.status, None
+        return response.status, response.headers, None
     try:
-        return response.status, json.loads(data)
+        return response.status, response.headers, json.loads(data)
     except ValueError:
-        return response.status, data.decode('utf-8', 'replace')
+        return (response.status, response.headers,
+                data.decode('utf-8', 'replace'))
 
 
 @contextlib.contextmanager

@@ -19,6 +19,7 @@ import uuid
 import pytest
 
 from tests import wsgi_servers
+from tests.functional.server import exchange
 from tests.functional.server import request
 
 # A request log line: "<pid> INFO placement.requestlog [<global id>
@@ -41,27 +42,6 @@ def served(request, postgres):
         yield kind, port, log_path
 
 
-def _send(port, method, path, body=None, headers=()):
-    """(status, headers, decoded body) of one request on a fresh
-    connection, with the admin token at microversion 1.39."""
-    conn = http.client.HTTPConnection('127.0.0.1', port, timeout=60)
-    all_headers = {'X-Auth-Token': 'admin', 'Accept': 'application/json',
-                   'OpenStack-API-Version': 'placement 1.39'}
-    all_headers.update(headers)
-    payload = None
-    if body is not None:
-        payload = json.dumps(body)
-        all_headers['Content-Type'] = 'application/json'
-    try:
-        conn.request(method, path, body=payload, headers=all_headers)
-        resp = conn.getresponse()
-        data = resp.read()
-        return resp.status, resp.headers, (json.loads(data) if data
-                                           else None)
-    finally:
-        conn.close()
-
-
 def _served_by(log_path):
     """{request id: (pid of the worker that answered, global id)}."""
     return {match.group(3): (int(match.group(1)), match.group(2))
@@ -77,27 +57,28 @@ def _client(port, provider, rounds):
     pairs = []
     generation = 0
     for total in range(1, rounds + 1):
-        status, headers, body = _send(
+        status, headers, body = exchange(
             port, 'PUT', '/resource_providers/%s/inventories' % provider,
             {'resource_provider_generation': generation,
              'inventories': {'VCPU': {'total': total}}})
         assert status == 200, body
         generation = body['resource_provider_generation']
         write_id = headers['x-openstack-request-id']
-        status, headers, body = _send(
+        status, headers, body = exchange(
             port, 'GET', '/allocation_candidates?resources=VCPU:%d'
             '&in_tree=%s' % (total, provider))
         assert status == 200, body
         assert len(body['allocation_requests']) == 1, (total, body)
         pairs.append((write_id, headers['x-openstack-request-id']))
     consumer = str(uuid.uuid4())
-    status, headers, body = _send(port, 'PUT', '/allocations/%s' % consumer, {
-        'allocations': {provider: {'resources': {'VCPU': rounds}}},
-        'project_id': str(uuid.uuid4()), 'user_id': str(uuid.uuid4()),
-        'consumer_generation': None, 'consumer_type': 'INSTANCE'})
+    status, headers, body = exchange(
+        port, 'PUT', '/allocations/%s' % consumer, {
+            'allocations': {provider: {'resources': {'VCPU': rounds}}},
+            'project_id': str(uuid.uuid4()), 'user_id': str(uuid.uuid4()),
+            'consumer_generation': None, 'consumer_type': 'INSTANCE'})
     assert status == 204, body
     write_id = headers['x-openstack-request-id']
-    status, headers, body = _send(
+    status, headers, body = exchange(
         port, 'GET', '/allocation_candidates?resources=VCPU:1&in_tree=%s'
         % provider)
     assert status == 200 and body['allocation_requests'] == [], body
@@ -110,7 +91,7 @@ def test_a_write_through_one_worker_is_in_the_next_answer_of_another(
     kind, port, log_path = served
     providers = []
     for number in range(CLIENTS):
-        status, _, body = _send(port, 'POST', '/resource_providers',
+        status, _, body = exchange(port, 'POST', '/resource_providers',
                                 {'name': '%s-cn%d' % (kind, number)})
         assert status == 200, body
         providers.append(body['uuid'])
@@ -131,21 +112,21 @@ def test_a_write_through_one_worker_is_in_the_next_answer_of_another(
 
 def test_request_ids(served):
     _kind, port, log_path = served
-    status, headers, _ = _send(port, 'GET', '/')
+    status, headers, _ = exchange(port, 'GET', '/')
     assert status == 200
     assert re.match(r'^req-[0-9a-f-]{36}$',
                     headers['x-openstack-request-id'])
     assert headers['openstack-request-id'] == \
         headers['x-openstack-request-id']
     # An error carries one too, the one its body names.
-    status, headers, body = _send(port, 'GET', '/resource_providers/%s'
+    status, headers, body = exchange(port, 'GET', '/resource_providers/%s'
                                   % uuid.uuid4())
     assert status == 404
     assert body['errors'][0]['request_id'] == \
         headers['x-openstack-request-id']
     # A caller's id is kept as the global request id of the request.
     inbound = 'req-%s' % uuid.uuid4()
-    status, headers, _ = _send(port, 'GET', '/resource_providers',
+    status, headers, _ = exchange(port, 'GET', '/resource_providers',
                                headers={'X-Openstack-Request-Id': inbound})
     assert status == 200
     local = headers['x-openstack-request-id']
@@ -155,7 +136,7 @@ def test_request_ids(served):
 
 def test_location_behind_a_proxy(served):
     _kind, port, _log = served
-    status, headers, _ = _send(
+    status, headers, _ = exchange(
         port, 'POST', '/resource_providers', {'name': 'behind-proxy'},
         headers={'OpenStack-API-Version': 'placement 1.10',
                  'X-Forwarded-Proto': 'https',
@@ -207,5 +188,5 @@ def test_uwsgi_runs_the_file_as_devstack_names_it(postgres):
     script, outside the package."""
     with wsgi_servers.serving_on_postgres('uwsgi-wsgi-file',
                                           postgres) as (port, _log):
-        status, _, body = _send(port, 'GET', '/resource_providers')
+        status, _, body = exchange(port, 'GET', '/resource_providers')
     assert (status, body) == (200, {'resource_providers': []})
