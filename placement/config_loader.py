@@ -45,13 +45,16 @@ def load(argv=None, cli_opts=(), default_config_files=None,
 def wsgi_config_files():
     """Config files for a WSGI server: $PLACEMENT_CONFIG_FILE, else
     placement.conf in $OS_PLACEMENT_CONFIG_DIR (upstream's variable), else
-    oslo.config's usual search path."""
-    explicit = os.environ.get(CONFIG_FILE_ENV)
+    oslo.config's usual search path.
+
+    A file named either way must exist (oslo.config refuses to start
+    without it): an operator who said where the configuration is must
+    not get the embedded mode, unauthenticated, because it is not there.
+    """
+    explicit = os.environ.get(CONFIG_FILE_ENV, '').strip()
     if explicit:
         return [explicit]
-    config_dir = os.environ.get(CONFIG_DIR_ENV)
+    config_dir = os.environ.get(CONFIG_DIR_ENV, '').strip()
     if config_dir:
-        candidate = os.path.join(config_dir, 'placement.conf')
-        if os.path.exists(candidate):
-            return [candidate]
+        return [os.path.join(config_dir, 'placement.conf')]
     return None

@@ -12,12 +12,14 @@ import logging
 import re
 import sys
 
+from oslo_config import cfg
 import pytest
 import webtest
 
 from placement import app as placement_app
 from placement import config_loader
 from placement import policy
+from placement import wsgi
 from placement.candidates import snapshot
 from placement.cmd import api as api_cmd
 from placement.storage import engine
@@ -213,10 +215,24 @@ def test_wsgi_config_file_from_placement_config_file(monkeypatch, tmp_path):
 def test_wsgi_config_file_from_upstream_config_dir(monkeypatch, tmp_path):
     monkeypatch.delenv(config_loader.CONFIG_FILE_ENV, raising=False)
     monkeypatch.setenv(config_loader.CONFIG_DIR_ENV, str(tmp_path))
-    assert config_loader.wsgi_config_files() is None  # no file there yet
-    (tmp_path / 'placement.conf').write_text('[DEFAULT]\n')
     assert config_loader.wsgi_config_files() == [
         str(tmp_path / 'placement.conf')]
+    monkeypatch.delenv(config_loader.CONFIG_DIR_ENV)
+    assert config_loader.wsgi_config_files() is None
+
+
+@pytest.mark.parametrize('variable', [config_loader.CONFIG_FILE_ENV,
+                                      config_loader.CONFIG_DIR_ENV])
+def test_a_wsgi_server_refuses_a_configuration_named_but_missing(
+        monkeypatch, tmp_path, variable, keep_logging):
+    """Not the embedded mode (no authentication) in its place."""
+    monkeypatch.delenv(config_loader.CONFIG_FILE_ENV, raising=False)
+    monkeypatch.delenv(config_loader.CONFIG_DIR_ENV, raising=False)
+    named = {config_loader.CONFIG_FILE_ENV: tmp_path / 'placement.conf',
+             config_loader.CONFIG_DIR_ENV: tmp_path}
+    monkeypatch.setenv(variable, str(named[variable]))
+    with pytest.raises(cfg.ConfigFilesNotFoundError):
+        wsgi.init_application()
 
 
 def _fresh_module(name):
