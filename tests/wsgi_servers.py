@@ -145,24 +145,11 @@ def serving(kind, database_url, directory, python_env=None):
             argv, cwd=directory, stdout=log, stderr=subprocess.STDOUT,
             env=dict(os.environ, **env), start_new_session=True)
         try:
-            _wait_until_up(port, process, log_path)
+            functional_server.wait_until_up(port, process, log_path,
+                                            STARTUP_TIMEOUT)
             yield port
         finally:
             _stop(process)
-
-
-def _wait_until_up(port, process, log_path):
-    deadline = time.monotonic() + STARTUP_TIMEOUT
-    while True:
-        try:
-            if functional_server.request(port, 'GET', '/')[0] == 200:
-                return
-        except OSError:
-            pass
-        assert process.poll() is None, log_path.read_text()[-4000:]
-        assert time.monotonic() < deadline, (
-            'server did not come up: %s' % log_path.read_text()[-4000:])
-        time.sleep(0.2)
 
 
 def _stop(process):

@@ -81,17 +81,24 @@ def running(database_url, directory, workers=2, database_options='',
             cwd=directory, stdout=log, stderr=subprocess.STDOUT,
             start_new_session=True)
         try:
-            deadline = time.monotonic() + STARTUP_TIMEOUT
-            while True:
-                try:
-                    if request(port, 'GET', '/')[0] == 200:
-                        break
-                except OSError:
-                    pass
-                assert process.poll() is None, log_path.read_text()
-                assert time.monotonic() < deadline, 'server did not come up'
-                time.sleep(0.1)
+            wait_until_up(port, process, log_path)
             yield port
         finally:
             os.killpg(process.pid, signal.SIGTERM)
             process.wait(timeout=30)
+
+
+def wait_until_up(port, process, log_path, timeout=STARTUP_TIMEOUT):
+    """Return once ``GET /`` on ``port`` answers 200; fail, with the end
+    of the server's log, if ``process`` exits or ``timeout`` passes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if request(port, 'GET', '/')[0] == 200:
+                return
+        except OSError:
+            pass
+        assert process.poll() is None, log_path.read_text()[-4000:]
+        assert time.monotonic() < deadline, (
+            'server did not come up: %s' % log_path.read_text()[-4000:])
+        time.sleep(0.1)
