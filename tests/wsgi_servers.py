@@ -203,8 +203,22 @@ def mod_wsgi_venv(directory):
     pip = [str(venv / 'bin' / 'pip'), 'install', '--quiet',
            '--disable-pip-version-check']
     _run(pip + ['--no-cache-dir', 'mod_wsgi'])
-    _run(pip + [str(ROOT)])
+    _run(pip + [str(_source_copy(pathlib.Path(directory) / 'source'))])
     return venv
+
+
+def _source_copy(target):
+    """What building this package reads, copied to ``target``: setuptools
+    builds in the source tree's ``build/``, and two test processes
+    (pytest-xdist's workers) building from the checkout at once broke
+    each other's builds."""
+    target.mkdir()
+    for name in ('setup.cfg', 'pyproject.toml', 'README.rst'):
+        shutil.copy2(ROOT / name, target / name)
+    ignore = shutil.ignore_patterns('__pycache__')
+    for name in ('placement', 'migrations'):
+        shutil.copytree(ROOT / name, target / name, ignore=ignore)
+    return target
 
 
 @contextlib.contextmanager
