@@ -73,6 +73,19 @@ def mod_wsgi_env():
 
 
 @pytest.fixture(scope='session')
+def serve_wsgi(request):
+    """``serve_wsgi(kind)``: ``wsgi_servers.serving_on_postgres`` for
+    ``kind`` on the session's PostgreSQL, given mod_wsgi's venv when
+    ``kind`` needs it (built only then)."""
+    def serve(kind):
+        python_env = (request.getfixturevalue('mod_wsgi_env')
+                      if kind == 'mod_wsgi' else None)
+        return wsgi_servers.serving_on_postgres(
+            kind, request.getfixturevalue('postgres'), python_env)
+    return serve
+
+
+@pytest.fixture(scope='session')
 def mariadb():
     server = mariadb_server.Server().start()
     yield server

@@ -35,11 +35,7 @@ def server(request, tmp_path_factory):
                      database_options='sync_on_startup = True\n') as port:
             yield 'http://127.0.0.1:%d' % port
         return
-    python_env = (request.getfixturevalue('mod_wsgi_env')
-                  if kind == 'mod_wsgi' else None)
-    with wsgi_servers.serving_on_postgres(
-            kind, request.getfixturevalue('postgres'),
-            python_env) as (port, _log):
+    with request.getfixturevalue('serve_wsgi')(kind) as (port, _log):
         yield 'http://127.0.0.1:%d' % port
 
 

@@ -31,15 +31,11 @@ ROUNDS = 12
 
 
 @pytest.fixture(scope='module', params=wsgi_servers.KINDS)
-def served(request, postgres):
+def served(request, serve_wsgi):
     """(kind, port, log path) of a server of each kind on a database of
     its own."""
-    kind = request.param
-    python_env = (request.getfixturevalue('mod_wsgi_env')
-                  if kind == 'mod_wsgi' else None)
-    with wsgi_servers.serving_on_postgres(kind, postgres,
-                                          python_env) as (port, log_path):
-        yield kind, port, log_path
+    with serve_wsgi(request.param) as (port, log_path):
+        yield request.param, port, log_path
 
 
 def _served_by(log_path):
@@ -183,10 +179,9 @@ def test_healthcheck(served):
     assert body == {'detailed': False, 'reasons': ['OK']}
 
 
-def test_uwsgi_runs_the_file_as_devstack_names_it(postgres):
+def test_uwsgi_runs_the_file_as_devstack_names_it(serve_wsgi):
     """``wsgi-file = .../placement/wsgi/api.py``: the file run as a
     script, outside the package."""
-    with wsgi_servers.serving_on_postgres('uwsgi-wsgi-file',
-                                          postgres) as (port, _log):
+    with serve_wsgi('uwsgi-wsgi-file') as (port, _log):
         status, _, body = exchange(port, 'GET', '/resource_providers')
     assert (status, body) == (200, {'resource_providers': []})
