@@ -7,15 +7,15 @@ their place in a tree, inventories, usage, traits and aggregates, and the
 names of resource classes and traits.
 
 Exact, not eventually consistent: before each search the process reads
-the change log's stamp (``storage.changes``, one primary-key read).  Equal
-to its own, nothing has changed anywhere, in any process on any host.
-Otherwise it reloads the providers the log names since its own stamp (or
-everything, when it is too far behind or a write did not say what it
-changed) and then answers.  Writes made by anything else are logged too,
-as everything (migration 0004), and a stamp row of another epoch means
-another database: both are read whole.  A write committed before the
-request read the stamp is always seen, as a fresh read of the database
-would see it.
+where the change log stands (``storage.changes``, one statement over its
+few stamp rows).  Equal to where the state is, nothing has changed
+anywhere, in any process on any host.  Otherwise it reloads the providers
+the log names since then (or everything, when it is too far behind or a
+write did not say what it changed) and then answers.  Writes made by
+anything else are logged too, as everything (migration 0004), and stamp
+rows of another epoch mean another database: both are read whole.  A
+write committed before the request read the log is always seen, as a
+fresh read of the database would see it.
 
 The state is shared by the threads of a process; ``Snapshot.fresh``
 holds its lock for the refresh and the search that follows, so no search
@@ -114,8 +114,7 @@ class State:
     """Every provider, indexed the ways the search looks them up."""
 
     def __init__(self):
-        self.stamp = None
-        self.epoch = None
+        self.position = None    # changes.Position the state is as of
         self.providers = {}                      # id -> Provider
         self.by_uuid = {}                        # uuid -> id
         # Root id -> the tree's ids, ascending: a tuple, not a set (most
@@ -357,37 +356,31 @@ class State:
                       id_ in sharing)
                 for id_ in ids if id_ in providers}
 
-    def is_at(self, current):
-        """Whether the state is as of ``current`` (``changes.current``)."""
-        stamp, _, epoch = current
-        return (stamp, epoch) == (self.stamp, self.epoch)
+    def is_at(self, summary):
+        """Whether the state is as of ``summary`` (``Position.summary``)."""
+        return (self.position is not None
+                and self.position.summary() == summary)
 
     def refresh(self, conn):
         """Bring the state up to the database's latest committed change;
         (whether that meant reading it whole, how many providers it
         read)."""
         current = changes.current(conn)
-        if self.is_at(current):
+        if self.is_at(current.summary()):
             return False, 0
-        stamp, pruned_below, epoch = current
-        whole = True
-        if epoch != self.epoch or not pruned_below <= self.stamp <= stamp:
-            # New, too far behind, or the database is not the one it was.
+        # None when new, too far behind, or on another database.
+        changed = changes.changed_between(conn, self.position, current)
+        whole = (changed is None or changes.EVERYTHING in changed
+                 or len(changed) > _PARTIAL_LIMIT)
+        if whole:
             self._load_providers(conn)
         else:
-            changed = changes.changed_between(conn, self.stamp, stamp)
-            if changes.EVERYTHING in changed or len(
-                    changed) > _PARTIAL_LIMIT:
-                self._load_providers(conn)
-            else:
-                whole = False
-                if changes.NAMES in changed:
-                    self._load_names(conn)
-                changed.discard(changes.NAMES)
-                if changed:
-                    self._load_providers(conn, changed)
-        self.stamp = stamp
-        self.epoch = epoch
+            if changes.NAMES in changed:
+                self._load_names(conn)
+            changed.discard(changes.NAMES)
+            if changed:
+                self._load_providers(conn, changed)
+        self.position = current
         return whole, len(self.providers) if whole else len(changed)
 
 
@@ -436,8 +429,8 @@ class Snapshot:
     def _refresh(self, db):
         """(whole, read) as ``State.refresh`` says; the common case,
         nothing changed, costs one statement outside any transaction."""
-        current = changes.current_outside_transaction(db)
-        if current is not None and self.state.is_at(current):
+        summary = changes.summary_outside_transaction(db)
+        if summary is not None and self.state.is_at(summary):
             return False, 0
         return db.read(self.state.refresh)
 

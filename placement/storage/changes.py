@@ -1,13 +1,26 @@
-"""The change log: which providers each write changed, in commit order.
+"""The change log: which providers each write changed, and when.
 
 Processes that keep the candidate-relevant state in memory (see
 ``placement.candidates.snapshot``) must answer as a fresh read of the
 database would.  Every write transaction therefore ends by advancing a
-single-row stamp and logging, under the new stamp, the providers it
-changed.  The stamp's row lock is taken last and held only until commit,
-so stamps are handed out in commit order: a reader that sees stamp N sees
-every change up to N, and one short query tells it whether anything
-changed since it last looked.
+stamp and logging, under the new stamp, the providers it changed; one
+short query tells a reader whether anything changed since it last looked.
+
+The stamp is sharded: ``placement_change_stamp`` holds SHARDS rows, each
+with a stamp of its own, and a write advances whichever row no other
+transaction holds (``SKIP LOCKED``), holding that row's lock from its
+last statements through its commit.  Within a shard, stamps are thus
+handed out in commit order: a reader that sees a shard at stamp N sees
+every change that shard logged up to N, whatever the other shards did.
+Writes to different providers never queue behind one another (one row
+for everything made every write of the cloud commit one flush at a
+time), and a reader's check is still one statement: the sum of the
+stamps, which grows by one with every change logged anywhere.
+
+On a Galera cluster each node advances only the shards of its own
+``auto_increment_offset`` (the cluster keeps those distinct per node),
+so that two nodes never certify writes to the same stamp row against
+each other.  SQLite serialises writers anyway and uses shard 1.
 
 Storage functions say what they changed with ``touch`` (provider ids) or
 ``names_changed`` (resource classes or traits were created, renamed or
@@ -16,11 +29,15 @@ deleted).  A write transaction that says nothing is logged as
 answer.
 
 Writes made by anything else (SQL run by hand, upstream Placement on the
-same database) are logged as ``EVERYTHING`` by triggers (migration 0004),
-which tell this service's writes apart by a setting its connections make
-when opened (``engine``), or on SQLite by the stamp row's ``own_write``,
-set only inside this service's write transactions (``begin``, ``record``).
+same database) are logged as ``EVERYTHING`` under shard 1 by triggers
+(migration 0004), which tell this service's writes apart by a setting its
+connections make when opened (``engine``), or on SQLite by shard 1's
+``own_write``, set only inside this service's write transactions
+(``begin``, ``record``).
 """
+
+import random
+import typing
 
 import sqlalchemy as sa
 
@@ -29,13 +46,17 @@ from placement.storage import tables
 _STAMP = tables.change_stamp
 _LOG = tables.provider_changes
 
+# The stamp's rows (migration 0005 made them).
+SHARDS = 64
+
 # Pseudo provider ids in the log.
 NAMES = 0
 EVERYTHING = -1
 
-# The log keeps this many stamps; a reader further behind reloads whole.
+# The log keeps this many stamps of each shard; a reader further behind
+# reloads whole.
 KEEP = 20000
-# Pruning runs on every PRUNE_EVERY-th stamp.
+# A shard's log is pruned on every PRUNE_EVERY-th stamp of that shard.
 PRUNE_EVERY = 1000
 
 _KEY = 'placement.changed'
@@ -43,6 +64,42 @@ _KEY = 'placement.changed'
 # The triggers migration 0004 makes on MySQL (8 tables, 3 operations),
 # where the server may refuse them.
 _MYSQL_TRIGGERS = 24
+
+# Advance the first shard no other transaction holds: its id and new
+# stamp, or no row when every shard is held.
+_PG_ADVANCE_FREE = (
+    'UPDATE placement_change_stamp SET stamp = stamp + 1 WHERE id = ('
+    'SELECT id FROM placement_change_stamp ORDER BY id LIMIT 1 '
+    'FOR UPDATE SKIP LOCKED) RETURNING id, stamp')
+_PG_ADVANCE_WAITING = (
+    'UPDATE placement_change_stamp SET stamp = stamp + 1 WHERE id = ('
+    'SELECT id FROM placement_change_stamp ORDER BY random() LIMIT 1) '
+    'RETURNING id, stamp')
+# MySQL has no UPDATE ... RETURNING: the shard is locked and read first,
+# one of this node's only (by its auto_increment_offset, see above), from
+# a given id on.
+_MYSQL_LOCK_SHARD = (
+    'SELECT id, stamp FROM placement_change_stamp WHERE id >= %s AND '
+    'MOD(id, @@auto_increment_increment) = '
+    'MOD(@@auto_increment_offset, @@auto_increment_increment) '
+    'ORDER BY id LIMIT 1 FOR UPDATE')
+_MYSQL_ADVANCE = 'UPDATE placement_change_stamp SET stamp = %s WHERE id = %s'
+_SQLITE_ADVANCE = ('UPDATE placement_change_stamp SET stamp = stamp + 1, '
+                   'own_write = 0 WHERE id = 1')
+_SQLITE_STAMP = 'SELECT stamp FROM placement_change_stamp WHERE id = 1'
+
+
+class Position(typing.NamedTuple):
+    """Where the log stood when read."""
+    total: int      # the shards' stamps summed: one more per change logged
+    epoch: str      # the stamp rows' identity (a new one: a new database)
+    shards: dict    # shard -> (stamp, pruned_below)
+
+    def summary(self):
+        """What ``summary_outside_transaction`` reads: equal for two
+        positions of one database exactly when nothing was logged between
+        them, since no shard's stamp ever goes down."""
+        return self.total, self.epoch
 
 
 def begin(conn):
@@ -83,54 +140,106 @@ def names_changed(conn):
 
 
 def record(conn):
-    """Advance the stamp and log what changed; the last statements of a
-    write transaction, just before its commit."""
-    if conn.dialect.name == 'sqlite':
-        _mark_own_write(conn, 0)
+    """Advance a shard's stamp and log what changed under it; the last
+    statements of a write transaction, just before its commit."""
     changed = conn.info.pop(_KEY, None)
     if changed is None:
         changed = {EVERYTHING}
     elif not changed:
+        if conn.dialect.name == 'sqlite':
+            _mark_own_write(conn, 0)
         return
-    conn.execute(_STAMP.update().where(_STAMP.c.id == 1)
-                 .values(stamp=_STAMP.c.stamp + 1))
-    stamp = conn.scalar(sa.select(_STAMP.c.stamp).where(_STAMP.c.id == 1))
-    conn.execute(_LOG.insert(), [{'stamp': stamp, 'provider_id': provider}
-                                 for provider in sorted(changed)])
+    shard, stamp = _advance(conn)
+    conn.execute(_LOG.insert(), [
+        {'shard': shard, 'stamp': stamp, 'provider_id': provider}
+        for provider in sorted(changed)])
     if stamp % PRUNE_EVERY == 0 and stamp > KEEP:
         floor = stamp - KEEP
-        conn.execute(_LOG.delete().where(_LOG.c.stamp < floor))
-        conn.execute(_STAMP.update().where(_STAMP.c.id == 1)
+        conn.execute(_LOG.delete().where(_LOG.c.shard == shard,
+                                         _LOG.c.stamp < floor))
+        conn.execute(_STAMP.update().where(_STAMP.c.id == shard)
                      .values(pruned_below=floor))
 
 
+def _advance(conn):
+    """(shard, stamp): a shard advanced by one and held until commit.
+
+    A writer waits, for a shard picked at random, only when every shard
+    it may use is held by another transaction, or on a MariaDB before
+    10.6 (MySQL before 8.0.1), which cannot skip a held row.
+    """
+    dialect = conn.dialect
+    if dialect.name == 'postgresql':
+        row = conn.exec_driver_sql(_PG_ADVANCE_FREE).first()
+        if row is None:
+            row = conn.exec_driver_sql(_PG_ADVANCE_WAITING).one()
+        return tuple(row)
+    if dialect.name == 'mysql':
+        row = None
+        if _skips_locked(dialect):
+            row = conn.exec_driver_sql(_MYSQL_LOCK_SHARD + ' SKIP LOCKED',
+                                       (1,)).first()
+        if row is None:
+            row = conn.exec_driver_sql(
+                _MYSQL_LOCK_SHARD, (random.randint(1, SHARDS),)).first()
+        if row is None:     # past this node's last shard: its first
+            row = conn.exec_driver_sql(_MYSQL_LOCK_SHARD, (1,)).one()
+        shard, stamp = row
+        conn.exec_driver_sql(_MYSQL_ADVANCE, (stamp + 1, shard))
+        return shard, stamp + 1
+    conn.exec_driver_sql(_SQLITE_ADVANCE)
+    return 1, conn.exec_driver_sql(_SQLITE_STAMP).scalar()
+
+
+def _skips_locked(dialect):
+    """Whether the MySQL server knows ``SKIP LOCKED``."""
+    version = tuple(dialect.server_version_info or ())
+    if dialect.is_mariadb:
+        return version[:2] >= (10, 6)
+    return version[:3] >= (8, 0, 1)
+
+
+_CURRENT = sa.select(_STAMP.c.id, _STAMP.c.stamp, _STAMP.c.pruned_below,
+                     _STAMP.c.epoch).order_by(_STAMP.c.id)
+
+
 def current(conn):
-    """(stamp, pruned_below, epoch): the last change, the oldest one the
-    log still names, and the stamp row's identity (a new one means a new
-    database, whose stamps say nothing about the old one's)."""
-    return tuple(conn.execute(
-        sa.select(_STAMP.c.stamp, _STAMP.c.pruned_below, _STAMP.c.epoch)
-        .where(_STAMP.c.id == 1)).one())
+    """The Position of the log: every shard, read in one statement."""
+    rows = conn.execute(_CURRENT).all()
+    return Position(sum(row.stamp for row in rows),
+                    min(row.epoch for row in rows),
+                    {row.id: (row.stamp, row.pruned_below) for row in rows})
 
 
-_CURRENT_SQL = str(
-    sa.select(_STAMP.c.stamp, _STAMP.c.pruned_below, _STAMP.c.epoch)
-    .where(_STAMP.c.id == 1).compile(compile_kwargs={'literal_binds': True}))
+_SUMMARY_SQL = 'SELECT SUM(stamp), MIN(epoch) FROM placement_change_stamp'
 
 
-def current_outside_transaction(db):
-    """``current()`` in one round trip, where ``db`` can read outside a
-    transaction (``Database.peek``); None where it cannot."""
-    row = db.peek(_CURRENT_SQL)
-    return None if row is None else tuple(row)
+def summary_outside_transaction(db):
+    """``current(...).summary()`` in one round trip, where ``db`` can read
+    outside a transaction (``Database.peek``); None where it cannot."""
+    row = db.peek(_SUMMARY_SQL)
+    return None if row is None else (int(row[0]), row[1])
 
 
-def changed_between(conn, after, upto):
-    """The provider ids (or NAMES, EVERYTHING) changed by stamps in
-    (after, upto]."""
+def changed_between(conn, before, after):
+    """The provider ids (or NAMES, EVERYTHING) changed after the Position
+    ``before`` up to ``after``; None when the log cannot tell: another
+    database, or a shard pruned past ``before``."""
+    if before is None or before.epoch != after.epoch:
+        return None
+    ranges = []
+    for shard, (stamp, pruned_below) in after.shards.items():
+        seen = before.shards.get(shard, (0, 0))[0]
+        if stamp == seen:
+            continue
+        if stamp < seen or pruned_below > seen:
+            return None
+        ranges.append(sa.and_(_LOG.c.shard == shard, _LOG.c.stamp > seen,
+                              _LOG.c.stamp <= stamp))
+    if not ranges:
+        return set()
     return set(conn.scalars(
-        sa.select(_LOG.c.provider_id).distinct()
-        .where(_LOG.c.stamp > after, _LOG.c.stamp <= upto)))
+        sa.select(_LOG.c.provider_id).distinct().where(sa.or_(*ranges))))
 
 
 def foreign_writes_logged(conn):

@@ -175,9 +175,10 @@ consumers = sa.Table(
 )
 
 # Not upstream's: how processes that keep candidate-relevant state in
-# memory learn exactly what changed (storage/changes.py).  One row holds
-# the stamp of the last change and the stamp below which the log has been
-# pruned; the log names the providers each stamp changed.
+# memory learn exactly what changed (storage/changes.py).  Each row is a
+# shard of the stamp: the stamp of its last change and the stamp below
+# which its log has been pruned; the log names the providers each
+# (shard, stamp) changed.
 change_stamp = sa.Table(
     'placement_change_stamp', metadata,
     sa.Column('id', sa.Integer, primary_key=True, autoincrement=False),
@@ -197,5 +198,8 @@ provider_changes = sa.Table(
               primary_key=True),
     sa.Column('stamp', sa.BigInteger, nullable=False),
     sa.Column('provider_id', sa.Integer, nullable=False),
-    sa.Index('placement_provider_changes_stamp_idx', 'stamp'),
+    # The triggers of migration 0004 log foreign writes under shard 1
+    # without naming it.
+    sa.Column('shard', sa.Integer, nullable=False, server_default='1'),
+    sa.Index('placement_provider_changes_shard_stamp_idx', 'shard', 'stamp'),
 )

@@ -249,7 +249,7 @@ def test_a_long_lived_state_answers_as_a_fresh_read(conf, database_url,
     # its first request, and only what changed afterwards.
     reader_state = snapshot.of(reader_db).state
     assert full_loads.count(reader_state) == 1
-    assert reader_state.stamp == reader_db.read(changes.current)[0]
+    assert reader_state.position == reader_db.read(changes.current)
     writer_db.dispose()
     reader_db.dispose()
 
@@ -316,12 +316,13 @@ def test_writes_through_one_server_are_seen_by_another_at_once(
 # -- the change log --------------------------------------------------------
 
 def _logged(db, since):
-    stamp = db.read(changes.current)[0]
-    return stamp, db.read(changes.changed_between, since, stamp)
+    """(the log's Position now, the providers logged since ``since``)."""
+    now = db.read(changes.current)
+    return now, db.read(changes.changed_between, since, now)
 
 
 def test_each_write_logs_the_providers_it_changed(client, db):
-    start = db.read(changes.current)[0]
+    start = db.read(changes.current)
     rp = client.post('/resource_providers', json={'name': 'a'}).json
     stamp, logged = _logged(db, start)
     provider_id = db.read(lambda conn: conn.exec_driver_sql(
@@ -332,33 +333,33 @@ def test_each_write_logs_the_providers_it_changed(client, db):
         'resource_provider_generation': 0,
         'inventories': {'VCPU': {'total': 8}}})
     after, logged = _logged(db, stamp)
-    assert (after, logged) == (stamp + 1, {provider_id})
+    assert (after.total, logged) == (stamp.total + 1, {provider_id})
     client.put('/allocations/' + _uuid('c'), json={
         'allocations': {rp['uuid']: {'resources': {'VCPU': 1}}},
         'project_id': PROJECT, 'user_id': USER, 'consumer_type': 'INSTANCE',
         'consumer_generation': None})
     client.delete('/allocations/' + _uuid('c'))
     stamp, logged = _logged(db, after)
-    assert (stamp, logged) == (after + 2, {provider_id})
+    assert (stamp.total, logged) == (after.total + 2, {provider_id})
     # Names: a new class or trait is logged as such, an existing one
     # changes nothing and takes no stamp.
     client.put('/traits/CUSTOM_NEW')
     client.put('/resource_classes/CUSTOM_NEW')
     after, logged = _logged(db, stamp)
-    assert (after, logged) == (stamp + 2, {changes.NAMES})
+    assert (after.total, logged) == (stamp.total + 2, {changes.NAMES})
     client.put('/traits/CUSTOM_NEW')
     client.put('/resource_classes/CUSTOM_NEW')
     client.put('/resource_providers/%s/traits' % rp['uuid'], json={
         'resource_provider_generation': 2, 'traits': []})
-    assert db.read(changes.current)[0] == after
+    assert db.read(changes.current) == after
 
 
 def test_a_write_that_does_not_say_what_it_changed_is_everything(db):
-    start = db.read(changes.current)[0]
+    start = db.read(changes.current)
     db.write(lambda conn: conn.exec_driver_sql(
         "UPDATE resource_classes SET updated_at = NULL WHERE id = 0"))
     stamp, logged = _logged(db, start)
-    assert (stamp, logged) == (start + 1, {changes.EVERYTHING})
+    assert (stamp.total, logged) == (start.total + 1, {changes.EVERYTHING})
 
 
 def test_the_log_is_pruned_and_a_state_behind_it_reloads_whole(
@@ -371,7 +372,8 @@ def test_the_log_is_pruned_and_a_state_behind_it_reloads_whole(
     uuids = [client.post('/resource_providers',
                          json={'name': 'rp%d' % i}).json['uuid']
              for i in range(12)]
-    stamp, pruned_below, _ = db.read(changes.current)
+    # One writer at a time: every stamp is shard 1's.
+    stamp, pruned_below = db.read(changes.current).shards[1]
     assert 0 < pruned_below <= stamp - 5
     assert min(db.read(lambda conn: conn.exec_driver_sql(
         'SELECT stamp FROM placement_provider_changes').scalars().all())
@@ -411,7 +413,7 @@ def test_a_recreated_stamp_row_is_read_whole(client, db, full_loads):
         'inventories': {'VCPU': {'total': 8}}})
     query = '/allocation_candidates?resources=VCPU:1'
     assert len(client.get(query).json['allocation_requests']) == 1
-    stamp = db.read(changes.current)[0]
+    stamp = db.read(changes.current).shards[1][0]
     db.write(lambda conn: (
         changes.touch(conn),
         conn.exec_driver_sql('DELETE FROM inventories'),
@@ -429,7 +431,7 @@ def test_a_starting_worker_reads_the_state_before_any_request(db, client):
     client.post('/resource_providers', json={'name': 'a'})
     warmed = snapshot.Snapshot(db)
     warmed.warm()
-    assert warmed.state.stamp == db.read(changes.current)[0]
+    assert warmed.state.position == db.read(changes.current)
     assert len(warmed.state.providers) == 1
 
 
@@ -439,7 +441,7 @@ def test_a_state_not_read_at_start_is_read_by_the_first_request(
         'sqlite:///%s' % (tmp_path / 'missing' / 'placement.sqlite')))
     cold = snapshot.Snapshot(unreachable)
     cold.warm()
-    assert cold.state.stamp is None
+    assert cold.state.position is None
     assert 'not read at start' in caplog.text
 
 
@@ -483,7 +485,7 @@ def test_the_large_read_hook_runs_after_whole_or_many_reads(
     monkeypatch.setattr(snapshot, '_LARGE_READ', 3)
     calls = []
     kept = snapshot.Snapshot(db)
-    kept.after_large_read = lambda: calls.append(kept.state.stamp)
+    kept.after_large_read = lambda: calls.append(kept.state.position)
     with kept.fresh():
         pass
     assert len(calls) == 1
@@ -576,12 +578,12 @@ def test_a_check_on_a_dropped_connection_falls_back_to_a_read(
             'SELECT pg_terminate_backend(pid) FROM pg_stat_activity '
             'WHERE datname = current_database() AND pid <> pg_backend_pid()')
     admin.dispose()
-    assert changes.current_outside_transaction(db) is None
+    assert changes.summary_outside_transaction(db) is None
     client.post('/resource_providers', json={'name': 'b'})
     with state.fresh() as current:
         assert len(current.providers) == 2
-    assert changes.current_outside_transaction(db) == db.read(
-        changes.current)
+    assert changes.summary_outside_transaction(db) == db.read(
+        changes.current).summary()
 
 
 def test_alike_providers_share_their_inventory_until_one_changes(
