@@ -35,6 +35,9 @@ CACHE = os.path.join(os.path.expanduser('~'), '.cache', 'placement-bench')
 UPSTREAM_VENV = os.path.join(CACHE, 'upstream-venv')
 WORKERS = 2
 START_TIMEOUT = 90
+# MariaDB flushing its redo log at every commit (its default, which
+# tests/mariadb_server.py turns off).
+MARIADB_DURABLE = ('--innodb-flush-log-at-trx-commit=1',)
 
 
 def log(message):
@@ -214,11 +217,17 @@ class CpuMeter:
 class Stack:
     """A database server plus both servers; ``servers['ours'|'upstream']``.
     ``backend``: ``postgresql`` (a throwaway cluster) or ``mysql`` (a
-    throwaway MariaDB)."""
+    throwaway MariaDB).  ``durable`` makes the database flush every commit
+    to disk (most benchmarks measure CPU, not the disk, and leave it off);
+    ``environment`` holds extra variables the database server starts with
+    (an ``LD_PRELOAD``)."""
 
-    def __init__(self, workers=WORKERS, backend='postgresql'):
+    def __init__(self, workers=WORKERS, backend='postgresql', durable=False,
+                 environment=None):
         self.workers = workers
         self.backend = backend
+        self.durable = durable
+        self.environment = environment
         self.root = tempfile.mkdtemp(prefix='placement-bench-')
         self.cluster = None
         self.servers = {}
@@ -243,27 +252,37 @@ class Stack:
 
     def _start(self):
         venv = ensure_upstream_venv()
-        if self.backend == 'mysql':
-            log('Starting MariaDB ...')
-            self.cluster = mariadb_server.Server().start()
-        else:
-            log('Starting PostgreSQL ...')
-            self.cluster = pg_cluster.Cluster().start()
+        self.cluster = self._start_database()
         for name in ('ours', 'upstream'):
             database = 'bench_%s' % name
             self._create_database(database)
-            directory = os.path.join(self.root, name)
-            conf = write_config(directory, self.cluster.url(database))
-            port = free_port()
-            if name == 'ours':
-                argv, env = self._ours(conf, port)
-            else:
-                argv, env = self._upstream(venv, directory, conf, port)
-            log('Starting %s on 127.0.0.1:%d ...' % (name, port))
-            server = Server(name, port, argv, env, directory)
+            server = self._start_server(name, venv,
+                                        os.path.join(self.root, name),
+                                        self.cluster.url(database))
             self.servers[name] = server
             self.meters[name] = CpuMeter(server, database,
                                          self._database_pids())
+
+    def _start_database(self):
+        """The database server both servers share, started."""
+        if self.backend == 'mysql':
+            log('Starting MariaDB ...')
+            return mariadb_server.Server(self.environment).start(
+                MARIADB_DURABLE if self.durable else ())
+        log('Starting PostgreSQL ...')
+        return pg_cluster.Cluster(self.durable, self.environment).start()
+
+    def _start_server(self, name, venv, directory, database_url):
+        """Server ``name`` ('ours' or 'upstream') on ``database_url``,
+        configured in ``directory``, once it answers."""
+        conf = write_config(directory, database_url)
+        port = free_port()
+        if name == 'ours':
+            argv, env = self._ours(conf, port)
+        else:
+            argv, env = self._upstream(venv, directory, conf, port)
+        log('Starting %s on 127.0.0.1:%d ...' % (name, port))
+        return Server(name, port, argv, env, directory)
 
     def _database_pids(self):
         if self.backend == 'mysql':
@@ -316,7 +335,7 @@ class Stack:
         for server in self.servers.values():
             server.stop()
         self.servers = {}
-        if self.cluster is not None and self.cluster.port is not None:
+        if self.cluster is not None:
             self.cluster.stop()
             self.cluster = None
         if os.environ.get('PLACEMENT_BENCH_KEEP_LOGS'):

@@ -23,9 +23,13 @@ def find_provider():
 
 
 class Cluster:
+    """``extra_options`` go to every node after the cluster's own (a later
+    option overrides an earlier one), ``environment`` to its process."""
 
-    def __init__(self, size=3):
-        self.nodes = [mariadb_server.Server() for _ in range(size)]
+    def __init__(self, size=3, extra_options=(), environment=None):
+        self.nodes = [mariadb_server.Server(environment)
+                      for _ in range(size)]
+        self.extra_options = list(extra_options)
         self.ports = [{name: mariadb_server._free_port()
                        for name in ('mysql', 'gcomm', 'ist', 'sst')}
                       for _ in range(size)]
@@ -51,7 +55,7 @@ class Cluster:
         ]
         if bootstrap:
             options.append('--wsrep-new-cluster')
-        return options
+        return options + self.extra_options
 
     def start(self):
         try:

@@ -43,8 +43,11 @@ def find_program(name):
 
 
 class Server:
+    """``environment``: extra variables mariadbd starts with (a
+    benchmark's ``LD_PRELOAD``)."""
 
-    def __init__(self):
+    def __init__(self, environment=None):
+        self.environment = dict(environment or {})
         self.root = tempfile.mkdtemp(prefix='placement-test-mariadb-')
         self.data = os.path.join(self.root, 'data')
         self.socket = os.path.join(self.root, 'mysqld.sock')
@@ -89,6 +92,7 @@ class Server:
                 '--log-error=%s' % os.path.join(self.root, 'error.log'),
                 '--pid-file=%s' % os.path.join(self.root, 'mysqld.pid'),
                 *extra_options],
+            env=dict(os.environ, **self.environment),
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         if wait:
             try:

@@ -2,6 +2,8 @@
 
 Started from the machine's PostgreSQL binaries in a temp dir, listening on a
 free loopback port, trusting local connections, and removed afterwards.
+Commits are not flushed to disk (fsync and synchronous_commit off) unless
+the cluster is made ``durable``, for a benchmark that measures flushing.
 initdb refuses to run as root, so as root the cluster belongs to the
 ``postgres`` (or ``nobody``) account.
 """
@@ -39,8 +41,13 @@ def find_bindir():
 
 
 class Cluster:
+    """``durable``: fsync, synchronous_commit and full_page_writes on;
+    ``environment``: extra variables the server starts with (a
+    benchmark's ``LD_PRELOAD``; initdb runs without them)."""
 
-    def __init__(self):
+    def __init__(self, durable=False, environment=None):
+        self.durable = durable
+        self.environment = dict(environment or {})
         self.bindir = find_bindir()
         self.root = tempfile.mkdtemp(prefix='placement-test-pg-')
         self.port = None
@@ -55,9 +62,10 @@ class Cluster:
             os.chown(self.root, self.account.pw_uid, self.account.pw_gid)
         self.data = os.path.join(self.root, 'data')
 
-    def _run(self, *args):
+    def _run(self, *args, environment=None):
+        env = dict(os.environ, LC_ALL='C', LANG='C', **(environment or {}))
         kwargs = {'stdout': subprocess.PIPE, 'stderr': subprocess.STDOUT,
-                  'text': True, 'env': dict(os.environ, LC_ALL='C', LANG='C')}
+                  'text': True, 'env': env}
         if self.account is not None:
             kwargs.update(user=self.account.pw_uid,
                           group=self.account.pw_gid, extra_groups=[],
@@ -72,10 +80,12 @@ class Cluster:
         self._run('initdb', '-D', self.data, '-U', 'postgres',
                   '--auth=trust', '-E', 'UTF8', '--no-locale', '--no-sync')
         self.port = _free_port()
+        flush = 'on' if self.durable else 'off'
         self._options = (
-            '-c listen_addresses=127.0.0.1 -p %d -k %s -c fsync=off '
-            '-c synchronous_commit=off -c full_page_writes=off '
-            '-c max_connections=200' % (self.port, self.root))
+            '-c listen_addresses=127.0.0.1 -p %d -k %s -c fsync=%s '
+            '-c synchronous_commit=%s -c full_page_writes=%s '
+            '-c max_connections=200' % (self.port, self.root, flush, flush,
+                                        flush))
         self.resume()
         return self
 
@@ -87,7 +97,7 @@ class Cluster:
         """Start the server (again) on its data and port."""
         self._run('pg_ctl', '-D', self.data, '-l',
                   os.path.join(self.root, 'log'), '-w', '-o', self._options,
-                  'start')
+                  'start', environment=self.environment)
 
     def _admin(self, statement):
         admin = sa.create_engine(self.url('postgres'),
