@@ -141,6 +141,10 @@ class State:
         self.class_names = {}
         self.trait_ids = {}
         self.trait_names = {}
+        self.trait_changed = {}     # trait id -> updated_at, else created_at
+        # Aggregate uuid -> its id: a provider's aggregates are listed in
+        # id order, as SQL lists them.
+        self.aggregate_ids = {}
         self._sharing_trait = None
         self._ordered = None
         self._roots = None
@@ -237,9 +241,13 @@ class State:
         rows = conn.execute(sa.select(_RC.c.id, _RC.c.name)).all()
         self.class_names = dict(rows)
         self.class_ids = {name: id_ for id_, name in rows}
-        rows = conn.execute(sa.select(_TRAIT.c.id, _TRAIT.c.name)).all()
-        self.trait_names = dict(rows)
-        self.trait_ids = {name: id_ for id_, name in rows}
+        rows = conn.execute(sa.select(
+            _TRAIT.c.id, _TRAIT.c.name, _TRAIT.c.created_at,
+            _TRAIT.c.updated_at)).all()
+        self.trait_names = {id_: name for id_, name, _, _ in rows}
+        self.trait_ids = {name: id_ for id_, name, _, _ in rows}
+        self.trait_changed = {id_: updated or created
+                              for id_, _, created, updated in rows}
         self._sharing_trait = self.trait_ids.get(
             os_traits.MISC_SHARES_VIA_AGGREGATE)
         self.sharing = {provider.id for provider in self.providers.values()
@@ -301,12 +309,15 @@ class State:
                 .where(*only(_RP_TRAIT.c.resource_provider_id))):
             traits[provider_id].append(trait_id)
         aggregates = collections.defaultdict(list)
-        for provider_id, aggregate in conn.execute(
-                sa.select(_RP_AGG.c.resource_provider_id, _AGG.c.uuid)
+        aggregate_ids = self.aggregate_ids
+        for provider_id, aggregate, aggregate_id in conn.execute(
+                sa.select(_RP_AGG.c.resource_provider_id, _AGG.c.uuid,
+                          _AGG.c.id)
                 .select_from(_RP_AGG.join(
                     _AGG, _AGG.c.id == _RP_AGG.c.aggregate_id))
                 .where(*only(_RP_AGG.c.resource_provider_id))):
             aggregates[provider_id].append(self._shared(aggregate))
+            aggregate_ids[aggregate] = aggregate_id
         for provider_id, provider in found.items():
             provider.inventory = self._shared_inventory(
                 inventories.pop(provider_id, ()))

@@ -6,6 +6,7 @@ replaced the list without touching the generation.
 """
 
 from placement import microversion
+from placement.candidates import provider_reads
 from placement.handlers import base
 from placement.policies import aggregate as policies
 from placement.schemas import aggregate as schemas
@@ -32,9 +33,14 @@ class ProviderAggregates(base.Resource):
                     responses={200: schemas.AGGREGATES})
     def on_get(self, req, resp, uuid):
         req.context.can(policies.LIST)
-        provider, aggregate_uuids = req.context.db.read(
-            storage.get_provider_aggregates, uuid)
-        _send_aggregates(req, resp, aggregate_uuids, provider['generation'])
+        db = req.context.db
+        found = provider_reads.from_state(db, uuid, provider_reads.aggregates)
+        if found is None:
+            provider, aggregate_uuids = db.read(
+                storage.get_provider_aggregates, uuid)
+            found = provider['generation'], aggregate_uuids
+        generation, aggregate_uuids = found
+        _send_aggregates(req, resp, aggregate_uuids, generation)
 
     @base.require_json
     @base.operation("Replace a provider's aggregates", since='1.1',

@@ -77,8 +77,8 @@ class ResourceProviders(base.Resource):
         req.context.can(policies.LIST)
         filters = _list_filters(req)
         try:
-            if listing.answers_from_state(filters):
-                self._list_from_state(req, resp, filters)
+            if listing.answers_from_state(filters) and self._list_from_state(
+                    req, resp, filters):
                 return
             providers = req.context.db.read(storage.list_providers, filters)
         except (storage.UnknownResourceClass,
@@ -96,9 +96,13 @@ class ResourceProviders(base.Resource):
 
     @staticmethod
     def _list_from_state(req, resp, filters):
-        """The listing from the in-memory state (``candidates.listing``)."""
+        """The listing from the in-memory state (``candidates.listing``);
+        False, nothing sent, when that is left to SQL."""
         with snapshot.of(req.context.db).fresh() as state:
-            providers = listing.matching(state, filters.resources)
+            providers = listing.matching(state, filters.resources,
+                                         filters.in_tree)
+            if providers is None:
+                return False
             changed = listing.newest_change(providers, base.utcnow())
             # Encoded a batch at a time: 100,000 providers' bodies are
             # 74 MB of JSON, and three times that as Python objects.
@@ -108,6 +112,7 @@ class ResourceProviders(base.Resource):
             body.append(b'}')
         base.send_json_pieces(req, resp, body)
         base.send_cache_headers(req, resp, changed)
+        return True
 
     @base.operation('Create a resource provider',
                     body=(((1, 14), schemas.POST_1_14),

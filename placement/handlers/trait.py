@@ -4,6 +4,7 @@ import falcon
 import jsonschema
 
 from placement import errors
+from placement.candidates import provider_reads
 from placement.handlers import base
 from placement.policies import trait as policies
 from placement.schemas import trait as schemas
@@ -44,12 +45,26 @@ def _list_filters(req):
 
 
 def _send_traits(req, resp, traits, generation=None):
-    body = {'traits': [t['name'] for t in traits]}
+    _send_names(req, resp, [t['name'] for t in traits], generation,
+                base.newest_change(traits))
+
+
+def _send_names(req, resp, names, generation, changed):
+    """The traits ``names``; Last-Modified the newest trait's ``changed``
+    time, else now."""
+    body = {'traits': names}
     if generation is not None:
         body['resource_provider_generation'] = generation
     base.send_json(req, resp, body)
-    base.send_cache_headers(req, resp,
-                            base.newest_change(traits, base.utcnow()))
+    base.send_cache_headers(req, resp, changed or base.utcnow())
+
+
+def _provider_trait_names(conn, uuid):
+    """(generation, names, newest change) as ``provider_reads.traits``
+    gives them, from SQL."""
+    provider, traits = storage.provider_traits(conn, uuid)
+    return (provider['generation'], [t['name'] for t in traits],
+            base.newest_change(traits))
 
 
 class Traits(base.Resource):
@@ -100,13 +115,15 @@ class ProviderTraits(base.Resource):
                     responses={200: schemas.PROVIDER_TRAITS})
     def on_get(self, req, resp, uuid):
         req.context.can(policies.RP_TRAIT_LIST)
+        db = req.context.db
         try:
-            provider, traits = req.context.db.read(
-                storage.provider_traits, uuid)
+            generation, names, changed = (
+                provider_reads.from_state(db, uuid, provider_reads.traits)
+                or db.read(_provider_trait_names, uuid))
         except storage_exc.NotFound as exc:
             # Upstream repeats the reason after its own prefix.
             raise errors.NotFound('%s: %s' % (exc.message, exc.message))
-        _send_traits(req, resp, traits, provider['generation'])
+        _send_names(req, resp, names, generation, changed)
 
     @base.operation("Replace a provider's traits", since='1.6',
                     body=schemas.SET_PROVIDER_TRAITS,

@@ -8,6 +8,7 @@ the time of the answer.
 """
 
 from placement import errors
+from placement.candidates import provider_reads
 from placement.handlers import base
 from placement.handlers import query_params
 from placement.policies import usage as policies
@@ -21,7 +22,7 @@ CONSUMER_TYPE_VERSION = (1, 38)
 
 def _provider_usages(conn, uuid):
     provider = providers_core.get_by_uuid(conn, uuid)
-    return provider, storage.for_provider(conn, provider['id'])
+    return provider['generation'], storage.for_provider(conn, provider['id'])
 
 
 class ProviderUsages(base.Resource):
@@ -30,13 +31,16 @@ class ProviderUsages(base.Resource):
                     responses={200: schemas.PROVIDER_USAGES})
     def on_get(self, req, resp, uuid):
         req.context.can(policies.PROVIDER_USAGES)
+        db = req.context.db
         try:
-            provider, usages = req.context.db.read(_provider_usages, uuid)
+            generation, usages = (
+                provider_reads.from_state(db, uuid, provider_reads.usages)
+                or db.read(_provider_usages, uuid))
         except storage_exc.NotFound as exc:
             raise errors.NotFound('No resource provider with uuid %s found: '
                                   '%s' % (uuid, exc.message))
         base.send_json(req, resp, {
-            'resource_provider_generation': provider['generation'],
+            'resource_provider_generation': generation,
             'usages': usages})
         base.send_cache_headers(req, resp, base.utcnow())
 

@@ -188,16 +188,24 @@ def test_a_foreign_write_is_logged_as_everything(client, cloud, foreign,
         changes.EVERYTHING}
 
 
-def test_a_foreign_generation_bump_is_not_logged(client, cloud, foreign,
-                                                  db):
-    """Upstream bumps a provider's generation on every write to it; that
-    alone changes no candidate."""
+def test_a_foreign_rename_or_generation_bump_is_seen_at_once(
+        client, cloud, foreign, db):
+    """The provider listing answers from the in-memory state, names and
+    generations included: a foreign update of those alone (upstream bumps
+    a generation on every write to a provider) is logged too."""
+    def listed():
+        return {rp['uuid']: (rp['name'], rp['generation']) for rp in
+                client.get('/resource_providers').json['resource_providers']}
+
+    before = listed()
     start = db.read(changes.current)
     with foreign.begin() as conn:
         conn.exec_driver_sql(
             'UPDATE resource_providers SET generation = generation + 1, '
             "name = 'renamed' WHERE uuid = '%s'" % cloud['a'])
-    assert db.read(changes.current) == start
+    assert db.read(changes.current).total > start.total
+    assert listed() == dict(before, **{
+        cloud['a']: ('renamed', before[cloud['a']][1] + 1)})
 
 
 def test_a_foreign_write_rolled_back_is_not_logged(client, cloud, foreign,
