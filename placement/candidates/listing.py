@@ -1,17 +1,18 @@
 """Providers listed from the in-memory state.
 
-``GET /resource_providers`` with no filter, with ``in_tree`` (every
-nova-compute asks for its own tree every few minutes) or with
-``resources``, alone or together, answers from the same exact state the
+``GET /resource_providers`` answers from the same exact state the
 candidate search uses (refreshed from the change log before each
-request): at 10,000 providers reading and shaping every row from the
-database cost more than anything else in the request.  Entries are built
-per request, not kept: at 100,000 providers a kept copy of each would
-cost a worker more memory than the candidate state itself.  Listings
-with other filters (names, uuids, traits, aggregates) stay in SQL: their
-errors depend on the order in which upstream resolves names.  So does an
-``in_tree`` the state does not know: SQL finds it as the database's
-collation compares (case-insensitively on MySQL), or answers nothing.
+request), whatever it filters by but a name or a uuid: every
+nova-compute asks for its own tree (``in_tree``) and for the providers
+sharing with it (``member_of`` and ``required``) every few minutes, and
+at 10,000 providers reading and shaping every row from the database cost
+more than anything else in an unfiltered listing.  Entries are built per
+request, not kept: at 100,000 providers a kept copy of each would cost a
+worker more memory than the candidate state itself.  A name or uuid
+filter, and any provider, trait, aggregate or class the state does not
+know, are left to SQL: it finds names as the database's collation
+compares them (case-insensitively on MySQL), and raises upstream's
+errors in upstream's order.
 """
 
 from placement.candidates import filters
@@ -19,38 +20,59 @@ from placement.candidates import filters
 
 def answers_from_state(list_filters):
     """Whether the listing ``list_filters`` asks for may be answered
-    here (``matching`` still leaves an unknown ``in_tree`` to SQL)."""
-    return not (list_filters.name or list_filters.uuid
-                or list_filters.member_of
-                or list_filters.forbidden_aggregates
-                or list_filters.required_traits
-                or list_filters.forbidden_traits)
+    here (``matching`` still leaves names it does not know to SQL)."""
+    return not (list_filters.name or list_filters.uuid)
 
 
-def matching(state, resources, in_tree=None):
-    """The providers with room for every {class name: amount} of
-    ``resources`` (all when empty), in the tree of the provider
-    ``in_tree`` if given, in id order; None when the state has no
-    provider ``in_tree``.  An unknown class raises
-    filters.UnknownResourceClass, as the SQL listing does."""
+def matching(state, wanted):
+    """The providers the listing ``wanted`` (resource_providers.Filters
+    less name and uuid) asks for, in id order; None when SQL must answer.
+
+    SQL answers whenever the request names a provider, trait, aggregate
+    or resource class the state does not know: it then finds the name as
+    the database's collation compares (case-insensitively on MySQL), or
+    answers an empty list or upstream's error, in upstream's order.
+    """
+    if not _all_known(state, wanted):
+        return None
+    trait_ids = state.trait_ids
+    required = [{trait_ids[name] for name in names}
+                for names in wanted.required_traits]
+    forbidden = {trait_ids[name] for name in wanted.forbidden_traits}
+    amounts = {state.class_ids[name]: amount
+               for name, amount in wanted.resources.items()}
     providers = state.providers
-    if in_tree is not None:
-        member = state.by_uuid.get(in_tree)
-        if member is None:
-            return None
-        candidates = state.members(providers[member].root)
+    if wanted.in_tree is not None:
+        ids = state.members(
+            providers[state.by_uuid[wanted.in_tree]].root)
+    elif wanted.member_of:
+        ids = sorted(filters.in_every(state, wanted.member_of))
+    elif amounts:
+        ids = sorted(filters.holding_every(state, amounts))
     else:
-        candidates = state.ordered()
-    if not resources:
-        return [providers[id_] for id_ in candidates]
-    amounts = {class_id: resources[name] for name, class_id
-               in filters.class_ids(state, list(resources)).items()}
-    found = filters.holding_every(state, amounts)
-    ids = (sorted(found) if in_tree is None
-           else [id_ for id_ in candidates if id_ in found])
-    return [providers[id_] for id_ in ids
-            if len(filters.with_room(providers[id_], amounts))
-            == len(amounts)]
+        ids = state.ordered()
+    if not (required or forbidden or wanted.member_of
+            or wanted.forbidden_aggregates or amounts):
+        return [providers[id_] for id_ in ids]
+    return [provider for provider in map(providers.__getitem__, ids)
+            if filters.aggregates_pass(provider, wanted.member_of,
+                                       wanted.forbidden_aggregates)
+            and filters.traits_pass(provider, required, forbidden)
+            and len(filters.with_room(provider, amounts)) == len(amounts)]
+
+
+def _all_known(state, wanted):
+    """Whether the state knows every provider, trait, aggregate and
+    resource class ``wanted`` names (an aggregate without members it
+    does not know)."""
+    traits = {name for names in wanted.required_traits for name in names}
+    aggregates = {uuid for uuids in wanted.member_of for uuid in uuids}
+    return ((wanted.in_tree is None or wanted.in_tree in state.by_uuid)
+            and all(name in state.trait_ids for name in
+                    traits | set(wanted.forbidden_traits))
+            and all(uuid in state.aggregate_members for uuid in
+                    aggregates | set(wanted.forbidden_aggregates))
+            and all(name in state.class_ids for name in wanted.resources))
 
 
 def fields(state, providers):

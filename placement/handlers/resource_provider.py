@@ -99,8 +99,7 @@ class ResourceProviders(base.Resource):
         """The listing from the in-memory state (``candidates.listing``);
         False, nothing sent, when that is left to SQL."""
         with snapshot.of(req.context.db).fresh() as state:
-            providers = listing.matching(state, filters.resources,
-                                         filters.in_tree)
+            providers = listing.matching(state, filters)
             if providers is None:
                 return False
             changed = listing.newest_change(providers, base.utcnow())

@@ -14,6 +14,7 @@ import sqlalchemy as sa
 import webtest
 
 from placement import app as placement_app
+from placement.candidates import listing
 from placement.candidates import snapshot
 from placement.storage import engine
 from placement.storage import resource_providers
@@ -175,3 +176,97 @@ def test_traits_last_modified_is_the_newest_traits(client, db, host):
     newest = max(row['updated_at'] or row['created_at'] for row in rows)
     assert answered.headers['Last-Modified'] == newest.strftime(
         '%a, %d %b %Y %H:%M:%S GMT')
+
+
+# -- listings with filters ---------------------------------------------------
+
+LISTINGS = [
+    ('1.18', 'member_of=in:{agg1},{agg2}&required=MISC_SHARES_VIA_AGGREGATE'),
+    ('1.18', 'member_of={agg1}&required=HW_CPU_X86_AVX2'),
+    ('1.22', 'required=!CUSTOM_Z'),
+    ('1.32', 'member_of=!{agg1}'),
+    ('1.39', 'required=in:HW_CPU_X86_AVX2,CUSTOM_Z&resources=VCPU:1'),
+    ('1.14', 'in_tree={cn}&resources=VCPU:15'),
+    ('1.14', 'in_tree={cn}&resources=VCPU:1,MEMORY_MB:1024'),
+    ('1.18', 'required=CUSTOM_UNKNOWN'),
+    ('1.22', 'required=HW_CPU_X86_AVX2,!CUSTOM_UNKNOWN'),
+    ('1.18', 'member_of=in:{unknown}'),
+    ('1.18', 'resources=CUSTOM_UNKNOWN:1&required=HW_CPU_X86_AVX2'),
+    ('1.14', 'resources=CUSTOM_UNKNOWN:1&in_tree={unknown}'),
+]
+
+
+@pytest.fixture
+def sharing(client, host):
+    """Besides the host, a storage pool sharing through the first
+    aggregate and a bare provider."""
+    pool = client.post('/resource_providers', json={
+        'name': 'pool', 'uuid': _uuid('pool')}).json['uuid']
+    client.put('/resource_providers/%s/inventories' % pool, json={
+        'resource_provider_generation': 0,
+        'inventories': {'DISK_GB': {'total': 1000}}})
+    client.put('/resource_providers/%s/traits' % pool, json={
+        'resource_provider_generation': 1,
+        'traits': ['MISC_SHARES_VIA_AGGREGATE']})
+    client.put('/resource_providers/%s/aggregates' % pool, json={
+        'resource_provider_generation': 2, 'aggregates': [AGG1]})
+    client.post('/resource_providers', json={'name': 'bare'})
+    return pool
+
+
+def _listings(client):
+    found = []
+    for version, query in LISTINGS:
+        query = query.format(agg1=AGG1, agg2=AGG2, cn=_uuid('cn'),
+                             unknown=_uuid('unknown'))
+        response = client.get('/resource_providers?' + query,
+                              version=version, status='*')
+        body = response.json
+        for error in body.get('errors', ()):
+            error.pop('request_id')     # one per request
+        found.append((query, response.status_int, body))
+    return found
+
+
+def test_filtered_listings_answer_as_sql_does(
+        client, conf, database_url, host, sharing, monkeypatch):
+    """Each listing from the state equals the SQL listing's answer (the
+    same handler with the state turned off), errors included, before and
+    after another process's writes."""
+    sql_listings = []
+    original = resource_providers.list_providers
+    monkeypatch.setattr(resource_providers, 'list_providers',
+                        lambda conn, filters: sql_listings.append(filters)
+                        or original(conn, filters))
+
+    def both():
+        del sql_listings[:]
+        from_state = _listings(client)
+        # SQL only where a name is unknown to the state.
+        assert len(sql_listings) == sum(
+            'unknown' in query.lower() for _, query in LISTINGS)
+        with monkeypatch.context() as patch:
+            patch.setattr(listing, 'answers_from_state', lambda f: False)
+            from_sql = _listings(client)
+        assert from_state == from_sql
+        return from_state
+
+    answers = dict((query, (status, body))
+                   for query, status, body in both())
+    shared = answers['member_of=in:%s,%s&required=MISC_SHARES_VIA_AGGREGATE'
+                     % (AGG1, AGG2)]
+    assert [rp['uuid'] for rp in shared[1]['resource_providers']] == [sharing]
+    assert answers['required=CUSTOM_UNKNOWN'][0] == 400
+    other_db = engine.Database(engine.create_engine(database_url))
+    other = Client(webtest.TestApp(
+        placement_app.build_app(conf, other_db, prepare=False)))
+    generation = other.get(
+        '/resource_providers/%s' % sharing).json['generation']
+    other.put('/resource_providers/%s/aggregates' % sharing, json={
+        'resource_provider_generation': generation, 'aggregates': [AGG2]})
+    other.put('/allocations/' + _uuid('big'), json={
+        'allocations': {host: {'resources': {'VCPU': 14}}},
+        'project_id': PROJECT, 'user_id': USER, 'consumer_type': 'INSTANCE',
+        'consumer_generation': None})
+    assert both() != list(answers.items())
+    other_db.dispose()
