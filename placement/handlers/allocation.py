@@ -25,7 +25,6 @@ from placement.storage import allocations as storage
 from placement.storage import consumers
 from placement.storage import exceptions as storage_exc
 from placement.storage import inventories
-from placement.storage import providers_core
 
 MERGE_PATCH = 'application/merge-patch+json'
 GENERATION_VERSION = (1, 28)
@@ -62,7 +61,7 @@ def _serialize_for_consumer(req, consumer, allocations):
     return body
 
 
-def _serialize_for_provider(req, provider, allocations):
+def _serialize_for_provider(req, generation, allocations):
     with_generation = _version(req) >= GENERATION_VERSION
     by_consumer = {}
     for allocation in allocations:
@@ -72,12 +71,7 @@ def _serialize_for_provider(req, provider, allocations):
         if with_generation:
             entry['consumer_generation'] = allocation['consumer_generation']
     return {'allocations': by_consumer,
-            'resource_provider_generation': provider['generation']}
-
-
-def _provider_allocations(conn, uuid):
-    provider = providers_core.get_by_uuid(conn, uuid)
-    return provider, storage.for_provider(conn, provider['id'])
+            'resource_provider_generation': generation}
 
 
 # -- writing ---------------------------------------------------------------
@@ -237,11 +231,11 @@ class ProviderAllocations(base.Resource):
     def on_get(self, req, resp, uuid):
         req.context.can(policies.RP_ALLOC_LIST)
         try:
-            provider, allocations = req.context.db.read(
-                _provider_allocations, uuid)
+            generation, allocations = req.context.db.read(
+                storage.for_provider, uuid)
         except storage_exc.NotFound as exc:
             raise errors.NotFound("Resource provider '%s' not found: %s"
                                   % (uuid, exc.message))
         base.send_json(req, resp, _serialize_for_provider(
-            req, provider, allocations))
+            req, generation, allocations))
         base.send_cache_headers(req, resp, _last_modified(allocations))

@@ -146,23 +146,38 @@ def for_consumer(conn, consumer_uuid):
     return consumer, [dict(row._mapping) for row in rows]
 
 
-def for_provider(conn, provider_id):
-    """The allocations against a provider, each with ``consumer_uuid``,
-    ``consumer_generation``, ``resource_class``, ``used`` and timestamps.
+# Built once: nova-compute asks every minute, and building the statement
+# cost more than the database's work.  The provider comes along in the
+# same statement, so that its generation and the allocations are of one
+# moment, at one round trip.
+_FOR_PROVIDER = (
+    sa.select(_RP.c.generation.label('resource_provider_generation'),
+              _ALLOC.c.consumer_id.label('consumer_uuid'),
+              _CONSUMER.c.generation.label('consumer_generation'),
+              _RC.c.name.label('resource_class'), _ALLOC.c.used,
+              _ALLOC.c.created_at, _ALLOC.c.updated_at)
+    .select_from(_RP.outerjoin(
+        _ALLOC.join(_RC, _ALLOC.c.resource_class_id == _RC.c.id)
+        .join(_CONSUMER, _ALLOC.c.consumer_id == _CONSUMER.c.uuid)
+        .join(_PROJECT, _CONSUMER.c.project_id == _PROJECT.c.id)
+        .join(_USER, _CONSUMER.c.user_id == _USER.c.id),
+        _ALLOC.c.resource_provider_id == _RP.c.id))
+    .where(_RP.c.uuid == sa.bindparam('uuid'))
+    .order_by(_ALLOC.c.id))
+_ALLOCATION_FIELDS = ('consumer_uuid', 'consumer_generation',
+                      'resource_class', 'used', 'created_at', 'updated_at')
+
+
+def for_provider(conn, uuid):
+    """(the provider's generation, the allocations against it, each with
+    ``consumer_uuid``, ``consumer_generation``, ``resource_class``,
+    ``used`` and timestamps); NotFound if there is no provider ``uuid``.
     """
-    rows = conn.execute(
-        sa.select(_ALLOC.c.consumer_id.label('consumer_uuid'),
-                  _CONSUMER.c.generation.label('consumer_generation'),
-                  _RC.c.name.label('resource_class'), _ALLOC.c.used,
-                  _ALLOC.c.created_at, _ALLOC.c.updated_at)
-        .select_from(
-            _ALLOC.join(_RC, _ALLOC.c.resource_class_id == _RC.c.id)
-            .join(_CONSUMER, _ALLOC.c.consumer_id == _CONSUMER.c.uuid)
-            .join(_PROJECT, _CONSUMER.c.project_id == _PROJECT.c.id)
-            .join(_USER, _CONSUMER.c.user_id == _USER.c.id))
-        .where(_ALLOC.c.resource_provider_id == provider_id)
-        .order_by(_ALLOC.c.id))
-    return [dict(row._mapping) for row in rows]
+    rows = conn.execute(_FOR_PROVIDER, {'uuid': uuid}).all()
+    if not rows:
+        raise providers_core.not_found(uuid)
+    return rows[0][0], [dict(zip(_ALLOCATION_FIELDS, row[1:]))
+                        for row in rows if row[1] is not None]
 
 
 # -- writing ---------------------------------------------------------------

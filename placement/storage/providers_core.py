@@ -48,11 +48,16 @@ def get_by_uuid(conn, uuid):
     """The provider as a dict; NotFound names the uuid."""
     provider = find_by_uuid(conn, uuid)
     if provider is None:
-        # Upstream answers an unknown provider with the undefined code;
-        # placement.resource_provider.not_found is the reshaper's alone.
-        raise exceptions.NotFound(
-            'No resource provider with uuid %s found' % uuid)
+        raise not_found(uuid)
     return provider
+
+
+def not_found(uuid):
+    """The error for an unknown provider ``uuid``.  Upstream answers it
+    with the undefined code; placement.resource_provider.not_found is
+    the reshaper's alone."""
+    return exceptions.NotFound(
+        'No resource provider with uuid %s found' % uuid)
 
 
 def increment_generation(conn, provider_id, expected_generation):
