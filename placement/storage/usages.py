@@ -6,6 +6,8 @@ user indexes for a project), so its cost grows with the rows summed, not
 with the size of the cloud.
 """
 
+import functools
+
 import sqlalchemy as sa
 
 from placement.storage import consumers as consumer_storage
@@ -36,23 +38,6 @@ def for_provider(conn, provider_id):
         .where(_INV.c.resource_provider_id == provider_id)
         .order_by(_INV.c.resource_class_id))
     return {name: int(amount) for name, amount in rows}
-
-
-def _owner_conditions(conn, project_id, user_id):
-    """Conditions on consumers for the external project (and user), or
-    None when no consumer can match (the project or user is unknown)."""
-    project = conn.scalar(sa.select(_PROJECT.c.id)
-                          .where(_PROJECT.c.external_id == project_id))
-    if project is None:
-        return None
-    conditions = [_CONSUMER.c.project_id == project]
-    if user_id:
-        user = conn.scalar(sa.select(_USER.c.id)
-                           .where(_USER.c.external_id == user_id))
-        if user is None:
-            return None
-        conditions.append(_CONSUMER.c.user_id == user)
-    return conditions
 
 
 _OWNED = _ALLOC.join(_CONSUMER, _ALLOC.c.consumer_id == _CONSUMER.c.uuid)
@@ -92,27 +77,62 @@ def _consumer_counts(conditions, by_type):
             _TYPE, _TYPE.c.id == counts.c.consumer_type_id))
 
 
+def _owner_by_external_ids(with_user):
+    """Conditions on consumers for the external project (and user) ids
+    bound later as ``project_id`` (and ``user_id``)."""
+    conditions = [_CONSUMER.c.project_id == sa.select(_PROJECT.c.id).where(
+        _PROJECT.c.external_id == sa.bindparam('project_id'))
+        .scalar_subquery()]
+    if with_user:
+        conditions.append(_CONSUMER.c.user_id == sa.select(_USER.c.id).where(
+            _USER.c.external_id == sa.bindparam('user_id'))
+            .scalar_subquery())
+    return conditions
+
+
+# Built once, one statement each: conductors ask all day, and building
+# the statement cost more than the database's work.
+_PROJECT_SUMS = {with_user: _sums(_owner_by_external_ids(with_user), False)
+                 for with_user in (False, True)}
+
+
 def for_project(conn, project_id, user_id=None):
-    """{resource class: amount} the project's (and user's) consumers use."""
-    conditions = _owner_conditions(conn, project_id, user_id)
-    if conditions is None:
-        return {}
+    """{resource class: amount} the project's (and user's) consumers use;
+    an unknown project or user uses nothing."""
+    statement = _PROJECT_SUMS[bool(user_id)]
+    params = {'project_id': project_id}
+    if user_id:
+        params['user_id'] = user_id
     return {name: int(amount)
-            for _, name, amount in conn.execute(_sums(conditions, False))}
+            for _, name, amount in conn.execute(statement, params)}
 
 
-def _type_condition(conn, consumer_type):
-    """The condition on consumers for a ``consumer_type`` filter: True for
-    none, None when the type does not exist (nothing matches)."""
-    if consumer_type in (None, ALL_TYPES):
+def _type_condition(kind):
+    """The condition on consumers for a kind of ``consumer_type`` filter
+    (``_type_kind``), a named type bound later as ``consumer_type``."""
+    if kind is None:
         return sa.true()
-    if consumer_type == consumer_storage.UNKNOWN_TYPE:
+    if kind == consumer_storage.UNKNOWN_TYPE:
         return _CONSUMER.c.consumer_type_id.is_(None)
-    type_id = conn.scalar(sa.select(_TYPE.c.id)
-                          .where(_TYPE.c.name == consumer_type))
-    if type_id is None:
-        return None
-    return _CONSUMER.c.consumer_type_id == type_id
+    return _CONSUMER.c.consumer_type_id == sa.select(_TYPE.c.id).where(
+        _TYPE.c.name == sa.bindparam('consumer_type')).scalar_subquery()
+
+
+def _type_kind(consumer_type):
+    """None (no filter), ``all``, ``unknown`` or ``named``."""
+    if consumer_type in (None, ALL_TYPES, consumer_storage.UNKNOWN_TYPE):
+        return consumer_type
+    return 'named'
+
+
+@functools.lru_cache(maxsize=None)
+def _by_type_statements(with_user, kind):
+    """(sums, consumer counts) for one shape of request, built once."""
+    conditions = _owner_by_external_ids(with_user)
+    conditions.append(_type_condition(None if kind == ALL_TYPES else kind))
+    by_type = kind != ALL_TYPES
+    return (_sums(conditions, by_type),
+            _consumer_counts(conditions, by_type))
 
 
 def for_project_by_type(conn, project_id, user_id=None, consumer_type=None):
@@ -120,21 +140,22 @@ def for_project_by_type(conn, project_id, user_id=None, consumer_type=None):
 
     Consumers without a type count as ``unknown``.  ``consumer_type``
     narrows to one type (``unknown`` for the untyped), or with ``all``
-    puts every consumer under the single key ``all``.
+    puts every consumer under the single key ``all``.  An unknown
+    project, user or type uses nothing.
     """
-    conditions = _owner_conditions(conn, project_id, user_id)
-    type_condition = _type_condition(conn, consumer_type)
-    if conditions is None or type_condition is None:
-        return {}
-    conditions.append(type_condition)
-    by_type = consumer_type != ALL_TYPES
+    kind = _type_kind(consumer_type)
+    sums, counts = _by_type_statements(bool(user_id), kind)
+    params = {'project_id': project_id}
+    if user_id:
+        params['user_id'] = user_id
+    if kind == 'named':
+        params['consumer_type'] = consumer_type
     result = {}
-    for type_name, class_name, amount in conn.execute(
-            _sums(conditions, by_type)):
+    for type_name, class_name, amount in conn.execute(sums, params):
         result.setdefault(type_name, {})[class_name] = int(amount)
     # Counted apart: a consumer of several classes is still one consumer.
-    for type_name, count in conn.execute(
-            _consumer_counts(conditions, by_type)):
-        if type_name in result:
-            result[type_name]['consumer_count'] = count
+    if result:
+        for type_name, count in conn.execute(counts, params):
+            if type_name in result:
+                result[type_name]['consumer_count'] = count
     return result
