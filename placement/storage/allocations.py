@@ -109,6 +109,29 @@ class ConsumerWrite:
 
 # -- reading ---------------------------------------------------------------
 
+# Built once, as _FOR_PROVIDER below.
+_FOR_CONSUMER = (
+    sa.select(_RP.c.uuid.label('resource_provider_uuid'),
+              _RP.c.generation.label('resource_provider_generation'),
+              _RC.c.name.label('resource_class'), _ALLOC.c.used,
+              _ALLOC.c.created_at, _ALLOC.c.updated_at,
+              _CONSUMER.c.generation.label('consumer_generation'),
+              _PROJECT.c.external_id.label('project_id'),
+              _USER.c.external_id.label('user_id'),
+              _TYPE.c.name.label('consumer_type'))
+    .select_from(
+        _ALLOC.join(_RP, _ALLOC.c.resource_provider_id == _RP.c.id)
+        .join(_RC, _ALLOC.c.resource_class_id == _RC.c.id)
+        .join(_CONSUMER, _ALLOC.c.consumer_id == _CONSUMER.c.uuid)
+        .join(_PROJECT, _CONSUMER.c.project_id == _PROJECT.c.id)
+        .join(_USER, _CONSUMER.c.user_id == _USER.c.id)
+        .outerjoin(_TYPE, _CONSUMER.c.consumer_type_id == _TYPE.c.id))
+    .where(_ALLOC.c.consumer_id == sa.bindparam('consumer'))
+    .order_by(_ALLOC.c.id))
+_CONSUMER_ALLOCATION_FIELDS = tuple(
+    column.name for column in _FOR_CONSUMER.selected_columns)
+
+
 def for_consumer(conn, consumer_uuid):
     """(consumer, its allocations), or (None, []) if it holds none.
 
@@ -118,24 +141,7 @@ def for_consumer(conn, consumer_uuid):
     ``resource_provider_generation``, ``resource_class``, ``used`` and
     timestamps.
     """
-    rows = conn.execute(
-        sa.select(_RP.c.uuid.label('resource_provider_uuid'),
-                  _RP.c.generation.label('resource_provider_generation'),
-                  _RC.c.name.label('resource_class'), _ALLOC.c.used,
-                  _ALLOC.c.created_at, _ALLOC.c.updated_at,
-                  _CONSUMER.c.generation.label('consumer_generation'),
-                  _PROJECT.c.external_id.label('project_id'),
-                  _USER.c.external_id.label('user_id'),
-                  _TYPE.c.name.label('consumer_type'))
-        .select_from(
-            _ALLOC.join(_RP, _ALLOC.c.resource_provider_id == _RP.c.id)
-            .join(_RC, _ALLOC.c.resource_class_id == _RC.c.id)
-            .join(_CONSUMER, _ALLOC.c.consumer_id == _CONSUMER.c.uuid)
-            .join(_PROJECT, _CONSUMER.c.project_id == _PROJECT.c.id)
-            .join(_USER, _CONSUMER.c.user_id == _USER.c.id)
-            .outerjoin(_TYPE, _CONSUMER.c.consumer_type_id == _TYPE.c.id))
-        .where(_ALLOC.c.consumer_id == consumer_uuid)
-        .order_by(_ALLOC.c.id)).all()
+    rows = conn.execute(_FOR_CONSUMER, {'consumer': consumer_uuid}).all()
     if not rows:
         return None, []
     first = rows[0]
@@ -143,7 +149,8 @@ def for_consumer(conn, consumer_uuid):
                 'generation': first.consumer_generation,
                 'project_id': first.project_id, 'user_id': first.user_id,
                 'consumer_type': first.consumer_type}
-    return consumer, [dict(row._mapping) for row in rows]
+    return consumer, [dict(zip(_CONSUMER_ALLOCATION_FIELDS, row))
+                      for row in rows]
 
 
 # Built once: nova-compute asks every minute, and building the statement
@@ -164,8 +171,8 @@ _FOR_PROVIDER = (
         _ALLOC.c.resource_provider_id == _RP.c.id))
     .where(_RP.c.uuid == sa.bindparam('uuid'))
     .order_by(_ALLOC.c.id))
-_ALLOCATION_FIELDS = ('consumer_uuid', 'consumer_generation',
-                      'resource_class', 'used', 'created_at', 'updated_at')
+_ALLOCATION_FIELDS = tuple(                      # less the generation
+    column.name for column in _FOR_PROVIDER.selected_columns)[1:]
 
 
 def for_provider(conn, uuid):
