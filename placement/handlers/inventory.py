@@ -124,15 +124,10 @@ def _send_all(req, resp, records, generation, last_modified):
     base.send_cache_headers(req, resp, last_modified)
 
 
-def _list(conn, uuid):
-    provider = providers_core.get_by_uuid(conn, uuid)
-    return provider, storage.list_for_provider(conn, provider['id'])
-
-
 def _read_all(req, uuid):
-    """(provider, its records), or upstream's GET 404."""
+    """(the provider's generation, its records), or upstream's GET 404."""
     try:
-        return req.context.db.read(_list, uuid)
+        return req.context.db.read(storage.for_provider_uuid, uuid)
     except storage_exc.NotFound as exc:
         raise errors.NotFound('No resource provider with uuid %s found : %s'
                               % (uuid, exc.message))
@@ -144,9 +139,9 @@ class Inventories(base.Resource):
                     responses={200: schemas.INVENTORIES})
     def on_get(self, req, resp, uuid):
         req.context.can(policies.LIST)
-        provider, records = _read_all(req, uuid)
+        generation, records = _read_all(req, uuid)
         _send_all(req, resp, {r['resource_class']: r for r in records},
-                  provider['generation'], base.newest_change(records))
+                  generation, base.newest_change(records))
 
     @base.operation('Create one inventory of a provider', body=schemas.POST,
                     responses={201: schemas.INVENTORY})
@@ -226,13 +221,13 @@ class Inventory(base.Resource):
                     responses={200: schemas.INVENTORY})
     def on_get(self, req, resp, uuid, resource_class):
         req.context.can(policies.SHOW)
-        provider, records = _read_all(req, uuid)
+        generation, records = _read_all(req, uuid)
         record = next((r for r in records
                        if r['resource_class'] == resource_class), None)
         if record is None:
             raise errors.NotFound('No inventory of class %s for %s'
                                   % (resource_class, uuid))
-        _send_one(req, resp, record, provider['generation'],
+        _send_one(req, resp, record, generation,
                   base.newest_change([record]))
 
     @base.operation('Update one inventory of a provider',

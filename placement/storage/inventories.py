@@ -57,6 +57,32 @@ def capacity(record):
     return scaled if math.isinf(scaled) else int(scaled)
 
 
+_RP = tables.resource_providers
+# Built once, the provider with its records in one statement: its
+# generation and the records are of one moment, at one round trip.
+_FOR_PROVIDER_UUID = (
+    sa.select(_RP.c.generation, _RC.c.name.label('resource_class'),
+              *(_INV.c[field] for field in FIELDS),
+              _INV.c.created_at, _INV.c.updated_at)
+    .select_from(_RP.outerjoin(
+        _INV.join(_RC, _INV.c.resource_class_id == _RC.c.id),
+        _INV.c.resource_provider_id == _RP.c.id))
+    .where(_RP.c.uuid == sa.bindparam('uuid'))
+    .order_by(_INV.c.resource_class_id))
+_RECORD_FIELDS = tuple(
+    column.name for column in _FOR_PROVIDER_UUID.selected_columns)[1:]
+
+
+def for_provider_uuid(conn, uuid):
+    """(the generation of the provider ``uuid``, its records as
+    ``list_for_provider`` gives them); NotFound if there is none."""
+    rows = conn.execute(_FOR_PROVIDER_UUID, {'uuid': uuid}).all()
+    if not rows:
+        raise providers_core.not_found(uuid)
+    return rows[0][0], [dict(zip(_RECORD_FIELDS, row[1:]))
+                        for row in rows if row[1] is not None]
+
+
 def list_for_provider(conn, provider_id):
     """The provider's records, each with its ``resource_class`` name and
     timestamps, in resource class id order."""
