@@ -3,6 +3,7 @@
 import time
 
 from oslo_config import cfg
+from oslo_context import context as oslo_context
 from oslo_policy import policy as oslo_policy
 
 from placement import policies
@@ -34,10 +35,64 @@ class Enforcer(oslo_policy.Enforcer):
         super().load_rules(force_reload)
         self._rules_checked_at = now
 
+    # Allowed decisions kept, at most this many (then forgotten at once).
+    ALLOWED_KEPT = 10000
+    _allowed = None
+    _allowed_rules = None
+
+    def authorize(self, rule, target, creds, do_raise=False, exc=None,
+                  *args, **kwargs):
+        """oslo.policy's authorize, remembering what it allowed.
+
+        Every request asks; its rule, target and credentials take a few
+        forms only in a cloud (nova's services share one), and oslo.policy
+        costs every request as much again as answering from memory does.
+        An allowed decision is kept until the rules are read again (an
+        edited policy file) or the scope options change; a refusal is
+        always worked out afresh, with oslo.policy's own error.
+        """
+        key = self._decision_key(rule, target, creds, exc, args, kwargs)
+        if key is not None and key in self._allowed:
+            return True
+        allowed = super().authorize(rule, target, creds, do_raise, exc,
+                                    *args, **kwargs)
+        if key is not None and allowed is True:
+            if len(self._allowed) >= self.ALLOWED_KEPT:
+                self._allowed = set()
+            self._allowed.add(key)
+        return allowed
+
+    def _decision_key(self, rule, target, creds, exc, args, kwargs):
+        """What an allowed decision depends on, or None when it is not
+        kept (a custom exception, credentials not from a request)."""
+        if exc is not None or args or kwargs or not isinstance(
+                creds, oslo_context.RequestContext):
+            return None
+        self.load_rules()
+        if self.rules is not self._allowed_rules:
+            self._allowed = set()
+            self._allowed_rules = self.rules
+        options = self.conf.oslo_policy
+        key = (rule, options.enforce_scope, options.enforce_new_defaults,
+               _hashable(target), _hashable(creds.to_policy_values()))
+        try:
+            hash(key)
+        except TypeError:   # a value of another kind in the target
+            return None
+        return key
+
     def _enforce_scope(self, creds, rule, do_raise=True):
         if not self.conf.oslo_policy.enforce_scope:
             return True
         return super()._enforce_scope(creds, rule, do_raise=do_raise)
+
+
+def _hashable(mapping):
+    """``mapping`` (a target or credentials) as a key: its lists as
+    tuples."""
+    return tuple(sorted(
+        (name, tuple(value) if isinstance(value, list) else value)
+        for name, value in mapping.items()))
 
 
 def build_enforcer(conf):

@@ -1,4 +1,4 @@
-"""The enforcer's policy-file reload throttle."""
+"""The enforcer: its policy-file reload throttle and its kept decisions."""
 
 import os
 
@@ -49,3 +49,54 @@ def test_policy_file_change_applies_after_the_interval(tmp_path,
     assert not _allowed(enforcer)
     _edit(policy_file, '"%s": "@"\n' % RULE)
     assert _allowed(enforcer)
+
+
+def _counting_enforce(monkeypatch):
+    calls = []
+    original = policy.oslo_policy.Enforcer.enforce
+    monkeypatch.setattr(policy.oslo_policy.Enforcer, 'enforce',
+                        lambda self, *args, **kwargs: calls.append(args[0])
+                        or original(self, *args, **kwargs))
+    return calls
+
+
+def test_an_allowed_decision_is_kept_and_a_refusal_is_not(tmp_path,
+                                                          monkeypatch):
+    calls = _counting_enforce(monkeypatch)
+    _, enforcer = _enforcer(tmp_path, '"%s": "@"\n' % RULE)
+    assert _allowed(enforcer) and _allowed(enforcer)
+    assert len(calls) == 1
+    creds = oslo_context.RequestContext(user_id='u', project_id='other',
+                                        roles=['member'])
+    assert enforcer.authorize(RULE, {'project_id': 'other'}, creds)
+    assert len(calls) == 2      # other credentials, other target
+    refused = 'placement:resource_providers:create'
+    for _ in range(2):
+        assert not enforcer.authorize(refused, {'project_id': 'p'}, creds)
+    assert len(calls) == 4
+
+
+def test_kept_decisions_go_with_the_rules_they_were_made_by(tmp_path,
+                                                            monkeypatch):
+    monkeypatch.setattr(policy, 'RULES_CHECK_INTERVAL', 0)
+    policy_file, enforcer = _enforcer(tmp_path, '"%s": "@"\n' % RULE)
+    assert _allowed(enforcer)
+    _edit(policy_file, '"%s": "!"\n' % RULE)
+    assert not _allowed(enforcer)
+
+
+def test_kept_decisions_go_with_the_scope_option(tmp_path):
+    """A system-scoped admin token on a project-scoped rule: allowed
+    while scope is not enforced, refused as soon as it is."""
+    _, enforcer = _enforcer(tmp_path, '{}\n')
+    enforcer.conf.set_override('enforce_new_defaults', True,
+                               group='oslo_policy')
+    enforcer.load_rules(force_reload=True)
+    creds = oslo_context.RequestContext(user_id='u', system_scope='all',
+                                        roles=['admin'])
+    for enforce_scope, allowed in ((False, True), (True, False)):
+        enforcer.conf.set_override('enforce_scope', enforce_scope,
+                                   group='oslo_policy')
+        assert enforcer.authorize(
+            'placement:allocation_candidates:explain', {'project_id': 'p'},
+            creds) is allowed
