@@ -13,5 +13,10 @@
 - ``engine``: the order of it all, and the paging that lets ``limit``
   read no more trees than its answer needs.
 
+The in-memory state the search reads (``snapshot``) answers more than
+candidates: ``listing`` lists providers from it, and ``provider_reads``
+gives one provider's usages, traits and aggregates, the reads every
+nova-compute makes of its own provider every few minutes.
+
 Nothing here knows about HTTP.
 """
