@@ -188,19 +188,28 @@ class CpuMeter:
     every database from one process, whose time counts for the server
     being measured (the benchmarks measure one server at a time).  A
     process that appears between two readings counts from zero, one that
-    exits loses its time, so the figures are close, not exact.  The
+    exits loses its time, so the figures are close, not exact, unless
+    ``reaper`` is given: a callable returning the PostgreSQL server's
+    (postmaster's) pid, whose reaped children's time then counts too, less
+    what the exited backends had used before the first reading.  That
+    matters for a server whose pool closes connections (our gthread
+    workers' overflow): its backends live for a few requests each.  The
     database's share is under the key ``postgres`` whatever the backend.
     """
 
-    def __init__(self, server, database, database_pids=None):
+    def __init__(self, server, database, database_pids=None, reaper=None):
         self.server = server
         self.database = database
         self.database_pids = database_pids or (
             lambda: _postgres_backends(database))
+        self.reaper = reaper
 
     def read(self):
-        return {'server': self._times(self.server.pids()),
-                'postgres': self._times(self.database_pids())}
+        found = {'server': self._times(self.server.pids()),
+                 'postgres': self._times(self.database_pids())}
+        if self.reaper is not None:
+            found['reaped'] = _reaped_seconds(self.reaper())
+        return found
 
     @staticmethod
     def _times(pids):
@@ -209,9 +218,28 @@ class CpuMeter:
 
     @staticmethod
     def used(before, after):
-        return {kind: sum(t - before[kind].get(pid, 0.0)
+        used = {kind: sum(t - before[kind].get(pid, 0.0)
                           for pid, t in after[kind].items())
-                for kind in after}
+                for kind in ('server', 'postgres')}
+        if 'reaped' in after:
+            gone = sum(t for pid, t in before['postgres'].items()
+                       if pid not in after['postgres'])
+            used['postgres'] += after['reaped'] - before['reaped'] - gone
+        return used
+
+
+def _reaped_seconds(pid):
+    """cutime + cstime of ``pid``: its exited, waited-for children's CPU.
+    """
+    with open('/proc/%d/stat' % pid) as handle:
+        fields = handle.read().rsplit(')', 1)[1].split()
+    return (int(fields[13]) + int(fields[14])) / os.sysconf('SC_CLK_TCK')
+
+
+def postmaster_pid(cluster):
+    """A ``pg_cluster.Cluster``'s server pid, from its data directory."""
+    with open(os.path.join(cluster.data, 'postmaster.pid')) as handle:
+        return int(handle.readline())
 
 
 class Stack:
@@ -220,14 +248,17 @@ class Stack:
     throwaway MariaDB).  ``durable`` makes the database flush every commit
     to disk (most benchmarks measure CPU, not the disk, and leave it off);
     ``environment`` holds extra variables the database server starts with
-    (an ``LD_PRELOAD``)."""
+    (an ``LD_PRELOAD``); ``exited_backends`` makes the meters count the
+    CPU of PostgreSQL backends that exit between two readings (see
+    ``CpuMeter``)."""
 
     def __init__(self, workers=WORKERS, backend='postgresql', durable=False,
-                 environment=None):
+                 environment=None, exited_backends=False):
         self.workers = workers
         self.backend = backend
         self.durable = durable
         self.environment = environment
+        self.exited_backends = exited_backends
         self.root = tempfile.mkdtemp(prefix='placement-bench-')
         self.cluster = None
         self.servers = {}
@@ -261,7 +292,8 @@ class Stack:
                                         self.cluster.url(database))
             self.servers[name] = server
             self.meters[name] = CpuMeter(server, database,
-                                         self._database_pids())
+                                         self._database_pids(),
+                                         self._reaper())
 
     def _start_database(self):
         """The database server both servers share, started."""
@@ -287,6 +319,11 @@ class Stack:
     def _database_pids(self):
         if self.backend == 'mysql':
             return lambda: [self.cluster.proc.pid]
+        return None
+
+    def _reaper(self):
+        if self.exited_backends and self.backend == 'postgresql':
+            return lambda: postmaster_pid(self.cluster)
         return None
 
     def _create_database(self, name):
