@@ -193,8 +193,11 @@ class CpuMeter:
     (postmaster's) pid, whose reaped children's time then counts too, less
     what the exited backends had used before the first reading.  That
     matters for a server whose pool closes connections (our gthread
-    workers' overflow): its backends live for a few requests each.  The
-    database's share is under the key ``postgres`` whatever the backend.
+    workers' overflow): its backends live for a few requests each.  A
+    backend seen once is then followed by pid for as long as it is in
+    /proc: an exited one not yet reaped has lost its title (its cmdline
+    reads empty) but not its time.  The database's share is under the
+    key ``postgres`` whatever the backend.
     """
 
     def __init__(self, server, database, database_pids=None, reaper=None):
@@ -203,10 +206,16 @@ class CpuMeter:
         self.database_pids = database_pids or (
             lambda: _postgres_backends(database))
         self.reaper = reaper
+        self._known = set()
 
     def read(self):
+        backends = set(self.database_pids())
+        if self.reaper is not None:
+            backends.update(pid for pid in self._known
+                            if os.path.exists('/proc/%d' % pid))
+            self._known = backends
         found = {'server': self._times(self.server.pids()),
-                 'postgres': self._times(self.database_pids())}
+                 'postgres': self._times(backends)}
         if self.reaper is not None:
             found['reaped'] = _reaped_seconds(self.reaper())
         return found
