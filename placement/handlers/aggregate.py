@@ -27,6 +27,13 @@ def _send_aggregates(req, resp, aggregate_uuids, generation):
     base.send_cache_headers(req, resp, tables.utcnow())
 
 
+def _provider_aggregates(conn, uuid):
+    """(generation, aggregate uuids) as ``provider_reads.aggregates``
+    gives them, from SQL."""
+    provider, aggregate_uuids = storage.get_provider_aggregates(conn, uuid)
+    return provider['generation'], aggregate_uuids
+
+
 class ProviderAggregates(base.Resource):
 
     @base.operation("List a provider's aggregates", since='1.1',
@@ -34,12 +41,9 @@ class ProviderAggregates(base.Resource):
     def on_get(self, req, resp, uuid):
         req.context.can(policies.LIST)
         db = req.context.db
-        found = provider_reads.from_state(db, uuid, provider_reads.aggregates)
-        if found is None:
-            provider, aggregate_uuids = db.read(
-                storage.get_provider_aggregates, uuid)
-            found = provider['generation'], aggregate_uuids
-        generation, aggregate_uuids = found
+        generation, aggregate_uuids = (
+            provider_reads.from_state(db, uuid, provider_reads.aggregates)
+            or db.read(_provider_aggregates, uuid))
         _send_aggregates(req, resp, aggregate_uuids, generation)
 
     @base.require_json

@@ -171,8 +171,6 @@ _FOR_PROVIDER = (
         _ALLOC.c.resource_provider_id == _RP.c.id))
     .where(_RP.c.uuid == sa.bindparam('uuid'))
     .order_by(_ALLOC.c.id))
-_ALLOCATION_FIELDS = tuple(                      # less the generation
-    column.name for column in _FOR_PROVIDER.selected_columns)[1:]
 
 
 def for_provider(conn, uuid):
@@ -180,11 +178,7 @@ def for_provider(conn, uuid):
     ``consumer_uuid``, ``consumer_generation``, ``resource_class``,
     ``used`` and timestamps); NotFound if there is no provider ``uuid``.
     """
-    rows = conn.execute(_FOR_PROVIDER, {'uuid': uuid}).all()
-    if not rows:
-        raise providers_core.not_found(uuid)
-    return rows[0][0], [dict(zip(_ALLOCATION_FIELDS, row[1:]))
-                        for row in rows if row[1] is not None]
+    return providers_core.generation_and_rows(conn, _FOR_PROVIDER, uuid)
 
 
 # -- writing ---------------------------------------------------------------

@@ -69,18 +69,13 @@ _FOR_PROVIDER_UUID = (
         _INV.c.resource_provider_id == _RP.c.id))
     .where(_RP.c.uuid == sa.bindparam('uuid'))
     .order_by(_INV.c.resource_class_id))
-_RECORD_FIELDS = tuple(
-    column.name for column in _FOR_PROVIDER_UUID.selected_columns)[1:]
 
 
 def for_provider_uuid(conn, uuid):
     """(the generation of the provider ``uuid``, its records as
     ``list_for_provider`` gives them); NotFound if there is none."""
-    rows = conn.execute(_FOR_PROVIDER_UUID, {'uuid': uuid}).all()
-    if not rows:
-        raise providers_core.not_found(uuid)
-    return rows[0][0], [dict(zip(_RECORD_FIELDS, row[1:]))
-                        for row in rows if row[1] is not None]
+    return providers_core.generation_and_rows(conn, _FOR_PROVIDER_UUID,
+                                              uuid)
 
 
 def list_for_provider(conn, provider_id):

@@ -52,6 +52,21 @@ def get_by_uuid(conn, uuid):
     return provider
 
 
+def generation_and_rows(conn, statement, uuid):
+    """(the generation of the provider ``uuid``, its rows as dicts) from
+    ``statement``, which selects that generation first and, left-joined,
+    the provider's rows (the second column None where it has none), with
+    ``uuid`` bound: one statement, so that both are of one moment.
+    NotFound if there is no provider ``uuid``."""
+    result = conn.execute(statement, {'uuid': uuid})
+    fields = tuple(result.keys())[1:]
+    rows = result.all()
+    if not rows:
+        raise not_found(uuid)
+    return rows[0][0], [dict(zip(fields, row[1:]))
+                        for row in rows if row[1] is not None]
+
+
 def not_found(uuid):
     """The error for an unknown provider ``uuid``.  Upstream answers it
     with the undefined code; placement.resource_provider.not_found is
