@@ -25,6 +25,7 @@ from placement.storage import changes
 from placement.storage import consumers as consumer_storage
 from placement.storage import exceptions
 from placement.storage import inventories
+from placement.storage import prepared
 from placement.storage import providers_core
 from placement.storage import resource_classes
 from placement.storage import tables
@@ -110,7 +111,7 @@ class ConsumerWrite:
 # -- reading ---------------------------------------------------------------
 
 # Built once, as _FOR_PROVIDER below.
-_FOR_CONSUMER = (
+_FOR_CONSUMER = prepared.Statement(
     sa.select(_RP.c.uuid.label('resource_provider_uuid'),
               _RP.c.generation.label('resource_provider_generation'),
               _RC.c.name.label('resource_class'), _ALLOC.c.used,
@@ -129,7 +130,7 @@ _FOR_CONSUMER = (
     .where(_ALLOC.c.consumer_id == sa.bindparam('consumer'))
     .order_by(_ALLOC.c.id))
 _CONSUMER_ALLOCATION_FIELDS = tuple(
-    column.name for column in _FOR_CONSUMER.selected_columns)
+    column.name for column in _FOR_CONSUMER.statement.selected_columns)
 
 
 def for_consumer(conn, consumer_uuid):
@@ -141,7 +142,7 @@ def for_consumer(conn, consumer_uuid):
     ``resource_provider_generation``, ``resource_class``, ``used`` and
     timestamps.
     """
-    rows = conn.execute(_FOR_CONSUMER, {'consumer': consumer_uuid}).all()
+    rows = _FOR_CONSUMER.execute(conn, {'consumer': consumer_uuid}).all()
     if not rows:
         return None, []
     first = rows[0]
@@ -157,7 +158,7 @@ def for_consumer(conn, consumer_uuid):
 # cost more than the database's work.  The provider comes along in the
 # same statement, so that its generation and the allocations are of one
 # moment, at one round trip.
-_FOR_PROVIDER = (
+_FOR_PROVIDER = prepared.Statement(
     sa.select(_RP.c.generation.label('resource_provider_generation'),
               _ALLOC.c.consumer_id.label('consumer_uuid'),
               _CONSUMER.c.generation.label('consumer_generation'),

@@ -2,13 +2,16 @@
 
 Every request runs its storage work inside ``Database.run``: one
 transaction, committed on success and rolled back on any exception, so a
-failed write leaves the database exactly as before.  Transient failures (a
-connection the server dropped, a PostgreSQL serialization failure or
-deadlock, MySQL's deadlock or lock wait timeout, a Galera certification
-failure, SQLite's busy lock) roll back and run the whole function again,
-which is why storage functions must be free of side effects outside the
-database.  After the last attempt a database out of reach is a 503, and
-contention that never cleared a 409 the client may retry; neither a 500.
+failed write leaves the database exactly as before.  (Reads on
+PostgreSQL run outside one: at READ COMMITTED each statement reads a
+snapshot of its own either way, and it saves two round trips.)
+Transient failures (a connection the server dropped, a PostgreSQL
+serialization failure or deadlock, MySQL's deadlock or lock wait
+timeout, a Galera certification failure, SQLite's busy lock) roll back
+and run the whole function again, which is why storage functions must be
+free of side effects outside the database.  After the last attempt a
+database out of reach is a 503, and contention that never cleared a 409
+the client may retry; neither a 500.
 """
 
 import logging
@@ -23,14 +26,18 @@ from sqlalchemy import exc as sa_exc
 from placement import metrics
 from placement.storage import changes
 from placement.storage import exceptions
+from placement.storage import prepared
 
 LOG = logging.getLogger(__name__)
 
-# PostgreSQL SQLSTATEs worth a fresh attempt, by cause: the last three are
-# a server shutting down (fast or crashed) or not yet accepting connections.
+# PostgreSQL SQLSTATEs worth a fresh attempt, by cause: 57P0x are a server
+# shutting down (fast or crashed) or not yet accepting connections, and
+# the last a prepared statement another session holds (``prepared``: the
+# attempt after it prepares nothing).
 _PG_CAUSES = {'40001': 'serialization_failure', '40P01': 'deadlock',
               '57P01': 'connection_lost', '57P02': 'connection_lost',
-              '57P03': 'cannot_connect'}
+              '57P03': 'cannot_connect',
+              **dict.fromkeys(prepared.LOST, 'prepared_statement_lost')}
 # What libpq says when it cannot reach the server at all ("connection to
 # server at ... failed: <why>" covers every way a connection attempt ends,
 # a reset by a server shutting down included) ...
@@ -264,6 +271,11 @@ class Database:
     def __init__(self, engine):
         self._engine = engine
         self._pid = os.getpid()
+        # PostgreSQL at READ COMMITTED gives each statement a snapshot of
+        # its own, in a transaction or not, so a read loses nothing
+        # outside one and saves BEGIN's and COMMIT's round trips.
+        self._reads_autocommit = (
+            engine.url.get_backend_name() == 'postgresql')
 
     @property
     def engine(self):
@@ -310,6 +322,9 @@ class Database:
                 with self.engine.connect() as conn:
                     if write:
                         conn = conn.execution_options(placement_write=True)
+                    elif self._reads_autocommit:
+                        conn = conn.execution_options(
+                            isolation_level='AUTOCOMMIT')
                     with conn.begin():
                         if write:
                             changes.begin(conn)

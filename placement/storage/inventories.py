@@ -17,6 +17,7 @@ import sqlalchemy as sa
 
 from placement import error_codes
 from placement.storage import exceptions
+from placement.storage import prepared
 from placement.storage import providers_core
 from placement.storage import resource_classes
 from placement.storage import tables
@@ -60,7 +61,7 @@ def capacity(record):
 _RP = tables.resource_providers
 # Built once, the provider with its records in one statement: its
 # generation and the records are of one moment, at one round trip.
-_FOR_PROVIDER_UUID = (
+_FOR_PROVIDER_UUID = prepared.Statement(
     sa.select(_RP.c.generation, _RC.c.name.label('resource_class'),
               *(_INV.c[field] for field in FIELDS),
               _INV.c.created_at, _INV.c.updated_at)

@@ -56,9 +56,9 @@ def generation_and_rows(conn, statement, uuid):
     """(the generation of the provider ``uuid``, its rows as dicts) from
     ``statement``, which selects that generation first and, left-joined,
     the provider's rows (the second column None where it has none), with
-    ``uuid`` bound: one statement, so that both are of one moment.
-    NotFound if there is no provider ``uuid``."""
-    result = conn.execute(statement, {'uuid': uuid})
+    ``uuid`` bound: one statement (a ``prepared.Statement``), so that
+    both are of one moment.  NotFound if there is no provider ``uuid``."""
+    result = statement.execute(conn, {'uuid': uuid})
     fields = tuple(result.keys())[1:]
     rows = result.all()
     if not rows:

@@ -11,6 +11,7 @@ import functools
 import sqlalchemy as sa
 
 from placement.storage import consumers as consumer_storage
+from placement.storage import prepared
 from placement.storage import tables
 
 _ALLOC = tables.allocations
@@ -118,8 +119,8 @@ def _owner_by_external_ids(with_user):
 # Built once, one statement each: conductors ask all day, and building
 # the statement cost more than the database's work.
 _PROJECT_SUMS = {
-    (with_user, per_consumer): _sums(
-        _owner_by_external_ids(with_user), False, per_consumer)
+    (with_user, per_consumer): prepared.Statement(_sums(
+        _owner_by_external_ids(with_user), False, per_consumer))
     for with_user in (False, True) for per_consumer in (False, True)}
 
 
@@ -136,7 +137,7 @@ def for_project(conn, project_id, user_id=None):
     if user_id:
         params['user_id'] = user_id
     return {name: int(amount)
-            for _, name, amount in conn.execute(statement, params)}
+            for _, name, amount in statement.execute(conn, params)}
 
 
 def _type_condition(kind):
@@ -163,8 +164,9 @@ def _by_type_statements(with_user, kind, per_consumer):
     conditions = _owner_by_external_ids(with_user)
     conditions.append(_type_condition(None if kind == ALL_TYPES else kind))
     by_type = kind != ALL_TYPES
-    return (_sums(conditions, by_type, per_consumer),
-            _consumer_counts(conditions, by_type, per_consumer))
+    return (prepared.Statement(_sums(conditions, by_type, per_consumer)),
+            prepared.Statement(
+                _consumer_counts(conditions, by_type, per_consumer)))
 
 
 def for_project_by_type(conn, project_id, user_id=None, consumer_type=None):
@@ -184,11 +186,11 @@ def for_project_by_type(conn, project_id, user_id=None, consumer_type=None):
     if kind == 'named':
         params['consumer_type'] = consumer_type
     result = {}
-    for type_name, class_name, amount in conn.execute(sums, params):
+    for type_name, class_name, amount in sums.execute(conn, params):
         result.setdefault(type_name, {})[class_name] = int(amount)
     # Counted apart: a consumer of several classes is still one consumer.
     if result:
-        for type_name, count in conn.execute(counts, params):
+        for type_name, count in counts.execute(conn, params):
             if type_name in result:
                 result[type_name]['consumer_count'] = count
     return result
