@@ -14,6 +14,7 @@ database out of reach is a 503, and contention that never cleared a 409
 the client may retry; neither a 500.
 """
 
+import contextlib
 import logging
 import os
 import random
@@ -246,6 +247,20 @@ def create_engine(url, *, pool_size=5, max_overflow=50, pool_timeout=30,
     return engine
 
 
+@contextlib.contextmanager
+def _autocommit(driver):
+    """psycopg2's ``driver`` connection in autocommit for the block: each
+    statement its own transaction, with no BEGIN or COMMIT sent.  Set and
+    reset locally (no round trip) since no transaction is open on either
+    side of the block."""
+    driver.autocommit = True
+    try:
+        yield
+    finally:
+        if not driver.closed:
+            driver.autocommit = False
+
+
 def _no_connection_free():
     """What a request gets when the pool had no connection for it within
     its timeout."""
@@ -322,10 +337,7 @@ class Database:
                 with self.engine.connect() as conn:
                     if write:
                         conn = conn.execution_options(placement_write=True)
-                    elif self._reads_autocommit:
-                        conn = conn.execution_options(
-                            isolation_level='AUTOCOMMIT')
-                    with conn.begin():
+                    with self._read_mode(conn, write), conn.begin():
                         if write:
                             changes.begin(conn)
                         result = fn(conn, *args, **kwargs)
@@ -355,6 +367,14 @@ class Database:
                 # start again in step and collide once more.
                 time.sleep(0.01 * 2 ** attempt * random.uniform(0.5, 1.5))
 
+    def _read_mode(self, conn, write):
+        """Autocommit for a read on PostgreSQL, through the driver's own
+        switch: SQLAlchemy's isolation level costs a round trip each way.
+        """
+        if write or not self._reads_autocommit:
+            return contextlib.nullcontext()
+        return _autocommit(conn.connection.driver_connection)
+
     def read(self, fn, *args, **kwargs):
         return self.run(fn, *args, write=False, **kwargs)
 
@@ -382,14 +402,11 @@ class Database:
         dbapi_error = self.engine.dialect.loaded_dbapi.Error
         try:
             driver = pooled.driver_connection
-            driver.autocommit = True
-            try:
+            with _autocommit(driver):
                 cursor = driver.cursor()
                 cursor.execute(sql)
                 row = cursor.fetchone()
                 cursor.close()
-            finally:
-                driver.autocommit = False
             return row
         except dbapi_error:
             pooled.invalidate()
