@@ -149,3 +149,23 @@ def test_a_write_after_a_read_on_the_same_session_still_rolls_back(
     assert db.read(lambda conn: conn.execute(
         sa.select(sa.func.count()).select_from(tables.projects)
         .where(tables.projects.c.external_id == 'half')).scalar()) == 0
+
+
+def test_a_session_killed_between_reads_is_replaced_and_prepares_anew(
+        one_connection, host, database_url):
+    db = one_connection
+    expected = db.read(allocations.for_provider, host)
+    killed = db.read(lambda conn: conn.exec_driver_sql(
+        'SELECT pg_backend_pid()').scalar())
+    observer = sa.create_engine(database_url)
+    try:
+        with observer.connect() as conn:
+            assert conn.exec_driver_sql(
+                'SELECT pg_terminate_backend(%(pid)s)',
+                {'pid': killed}).scalar()
+    finally:
+        observer.dispose()
+    assert db.read(allocations.for_provider, host) == expected
+    assert db.read(lambda conn: conn.exec_driver_sql(
+        'SELECT pg_backend_pid()').scalar()) != killed
+    assert allocations._FOR_PROVIDER.name in _prepared_names(db)
