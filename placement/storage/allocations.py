@@ -157,7 +157,9 @@ def for_consumer(conn, consumer_uuid):
 # Built once: nova-compute asks every minute, and building the statement
 # cost more than the database's work.  The provider comes along in the
 # same statement, so that its generation and the allocations are of one
-# moment, at one round trip.
+# moment, at one round trip.  Only allocations with a consumer row count;
+# a consumer always has its project and user (foreign keys, NOT NULL), so
+# joining those too only cost PostgreSQL two index probes an allocation.
 _FOR_PROVIDER = prepared.Statement(
     sa.select(_RP.c.generation.label('resource_provider_generation'),
               _ALLOC.c.consumer_id.label('consumer_uuid'),
@@ -166,9 +168,7 @@ _FOR_PROVIDER = prepared.Statement(
               _ALLOC.c.created_at, _ALLOC.c.updated_at)
     .select_from(_RP.outerjoin(
         _ALLOC.join(_RC, _ALLOC.c.resource_class_id == _RC.c.id)
-        .join(_CONSUMER, _ALLOC.c.consumer_id == _CONSUMER.c.uuid)
-        .join(_PROJECT, _CONSUMER.c.project_id == _PROJECT.c.id)
-        .join(_USER, _CONSUMER.c.user_id == _USER.c.id),
+        .join(_CONSUMER, _ALLOC.c.consumer_id == _CONSUMER.c.uuid),
         _ALLOC.c.resource_provider_id == _RP.c.id))
     .where(_RP.c.uuid == sa.bindparam('uuid'))
     .order_by(_ALLOC.c.id))
