@@ -87,7 +87,8 @@ allocations = sa.Table(
     sa.Index('allocations_resource_provider_class_used_idx',
              'resource_provider_id', 'resource_class_id', 'used'),
     sa.Index('allocations_resource_class_id_idx', 'resource_class_id'),
-    sa.Index('allocations_consumer_id_idx', 'consumer_id'),
+    sa.Index('allocations_consumer_class_used_idx', 'consumer_id',
+             'resource_class_id', 'used'),
 )
 
 placement_aggregates = sa.Table(

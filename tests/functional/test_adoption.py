@@ -8,6 +8,8 @@ alembic revision upstream records; no consumer types before its revision
 sync`` and ``placement-status upgrade check`` make of it.
 """
 
+from alembic.migration import MigrationContext
+from alembic.operations import Operations
 import pytest
 import sqlalchemy as sa
 
@@ -66,14 +68,19 @@ def upstream_db(database_url):
 
 
 def _stamp(db, revision):
-    """Record an upstream revision, and drop the tables and triggers
-    upstream lacks."""
+    """Record an upstream revision, drop the tables and triggers upstream
+    lacks, and put back upstream's index that revision 0007 replaced."""
     with db.engine.begin() as conn:
         conn.execute(sa.text('UPDATE alembic_version SET version_num = :r'),
                      {'r': revision})
         _drop_triggers(conn)
         for table in OURS_ONLY:
             table.drop(conn)
+        operations = Operations(MigrationContext.configure(conn))
+        operations.drop_index('allocations_consumer_class_used_idx',
+                              'allocations')
+        operations.create_index('allocations_consumer_id_idx',
+                                'allocations', ['consumer_id'])
 
 
 def _triggers(conn):
@@ -113,8 +120,6 @@ def _rows(db):
 def _without_consumer_types(db):
     """What upstream's schema was before its revision 422ece571366."""
     with db.engine.begin() as conn:
-        from alembic.migration import MigrationContext
-        from alembic.operations import Operations
         operations = Operations(MigrationContext.configure(conn))
         with operations.batch_alter_table('consumers') as batch:
             batch.drop_constraint(
