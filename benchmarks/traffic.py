@@ -716,8 +716,8 @@ def measure_traffic(loads, stack, shape, args):
 
 def measure_alone(loads, stack, shape, args):
     """Each call type alone per server (``--alone-threads`` threads of
-    one load process, by default one per gunicorn worker, so requests
-    hardly queue): server and database CPU per request, median latency.
+    one load process, by default one, so that no request ever queues
+    behind another): server and database CPU per request, median latency.
     """
     found = {name: {} for name in NAMES}
     for number, call in enumerate(CALLS):
@@ -960,9 +960,11 @@ def parse_args(argv):
     parser.add_argument('--alone-seconds', type=float, default=4,
                         help='seconds each call type runs alone per '
                              'server (default 4; 0 skips that part)')
-    parser.add_argument('--alone-threads', type=int, default=2,
+    parser.add_argument('--alone-threads', type=int, default=1,
                         help='threads sending a call type alone '
-                             '(default 2, one per gunicorn worker)')
+                             '(default 1: with two, gunicorn often hands '
+                             'both connections to one worker, and the '
+                             'median doubles from run to run)')
     parser.add_argument('--keep-data', action='store_true',
                         help='keep each loaded database as a dump in %s '
                              'and restore it on the next run of the same '

@@ -102,45 +102,48 @@ def _class_ids(conn, names):
     return ids
 
 
-def _current_class_ids(conn, provider_id):
-    """{resource class id: name} of the provider's inventory."""
-    rows = conn.execute(
-        sa.select(_INV.c.resource_class_id, _RC.c.name)
-        .select_from(_INV.join(_RC, _INV.c.resource_class_id == _RC.c.id))
-        .where(_INV.c.resource_provider_id == provider_id))
-    return {row.resource_class_id: row.name for row in rows}
+# What a write needs to know of the provider's inventory, in one
+# statement built once: each current record with its class name, and what
+# is allocated of it (sum and count).
+_HELD = (sa.select(_ALLOC.c.resource_class_id,
+                   sa.func.sum(_ALLOC.c.used).label('used'),
+                   sa.func.count().label('allocations'))
+         .where(_ALLOC.c.resource_provider_id == sa.bindparam('provider'))
+         .group_by(_ALLOC.c.resource_class_id).subquery())
+_CURRENT = (
+    sa.select(_INV.c.resource_class_id, _RC.c.name,
+              *(_INV.c[field] for field in FIELDS),
+              sa.func.coalesce(_HELD.c.used, 0).label('used'),
+              sa.func.coalesce(_HELD.c.allocations, 0).label('allocations'))
+    .select_from(
+        _INV.join(_RC, _INV.c.resource_class_id == _RC.c.id)
+        .outerjoin(_HELD,
+                   _HELD.c.resource_class_id == _INV.c.resource_class_id))
+    .where(_INV.c.resource_provider_id == sa.bindparam('provider'))
+    .order_by(_INV.c.resource_class_id))
 
 
-def _allocated_class_ids(conn, provider_id, class_ids):
-    """Those of ``class_ids`` the provider has allocations of, in order."""
-    if not class_ids:
-        return []
-    return list(conn.scalars(
-        sa.select(_ALLOC.c.resource_class_id).distinct()
-        .where(_ALLOC.c.resource_provider_id == provider_id,
-               _ALLOC.c.resource_class_id.in_(sorted(class_ids)))
-        .order_by(_ALLOC.c.resource_class_id)))
+def _current(conn, provider_id):
+    """{resource class id: its current record, with ``name``, ``used``
+    and ``allocations`` (how many) besides the fields}, in class id
+    order."""
+    return {row.resource_class_id: row._asdict()
+            for row in conn.execute(_CURRENT, {'provider': provider_id})}
 
 
-def _refuse_if_in_use(conn, provider, class_names_by_id):
-    """InventoryInUse naming every class being removed that is allocated."""
-    in_use = _allocated_class_ids(conn, provider['id'], class_names_by_id)
+def _refuse_if_in_use(provider, current, class_ids):
+    """InventoryInUse naming every class of ``class_ids`` (being removed)
+    that is allocated, in class id order."""
+    in_use = [current[class_id]['name'] for class_id in sorted(class_ids)
+              if current[class_id]['allocations']]
     if in_use:
         raise InventoryInUse(
             "Inventory for '%s' on resource provider '%s' in use."
-            % (', '.join(class_names_by_id[i] for i in in_use),
-               provider['uuid']))
+            % (', '.join(in_use), provider['uuid']))
 
 
-def _used(conn, provider_id, class_id):
-    return conn.scalar(
-        sa.select(sa.func.coalesce(sa.func.sum(_ALLOC.c.used), 0))
-        .where(_ALLOC.c.resource_provider_id == provider_id,
-               _ALLOC.c.resource_class_id == class_id))
-
-
-def _over_capacity(conn, provider_id, class_id, record):
-    return _used(conn, provider_id, class_id) > capacity(record)
+def _over_capacity(current, record):
+    return int(current['used']) > capacity(record)
 
 
 def _values(record):
@@ -153,11 +156,23 @@ def _insert(conn, provider_id, class_id, record):
         created_at=tables.utcnow(), **_values(record)))
 
 
+_UPDATE = (_INV.update()
+           .where(_INV.c.resource_provider_id == sa.bindparam('provider'),
+                  _INV.c.resource_class_id == sa.bindparam('class_id'))
+           .values(updated_at=sa.bindparam('now'),
+                   **{field: sa.bindparam('new_' + field)
+                      for field in FIELDS}))
+
+
 def _update(conn, provider_id, class_id, record):
-    conn.execute(_INV.update()
-                 .where(_INV.c.resource_provider_id == provider_id,
-                        _INV.c.resource_class_id == class_id)
-                 .values(updated_at=tables.utcnow(), **_values(record)))
+    conn.execute(_UPDATE, {
+        'provider': provider_id, 'class_id': class_id,
+        'now': tables.utcnow(),
+        **{'new_' + field: record[field] for field in FIELDS}})
+
+
+def _changed(current, record):
+    return any(current[field] != record[field] for field in FIELDS)
 
 
 def _bump(conn, provider):
@@ -172,7 +187,7 @@ def create(conn, provider, resource_class, record):
     the change is based on.
     """
     class_id = _class_ids(conn, [resource_class])[resource_class]
-    if class_id in _current_class_ids(conn, provider['id']):
+    if class_id in _current(conn, provider['id']):
         raise InventoryExists(
             'Inventory for %s already exists on resource provider %s.'
             % (resource_class, provider['uuid']))
@@ -187,10 +202,11 @@ def update(conn, provider, resource_class, record):
     Returns (new generation, whether allocations now exceed capacity).
     """
     class_id = _class_ids(conn, [resource_class])[resource_class]
-    if class_id not in _current_class_ids(conn, provider['id']):
+    current = _current(conn, provider['id'])
+    if class_id not in current:
         raise InventoryNotFound(
             'No inventory of class %s found.' % resource_class)
-    over = _over_capacity(conn, provider['id'], class_id, record)
+    over = _over_capacity(current[class_id], record)
     generation = _bump(conn, provider)
     _update(conn, provider['id'], class_id, record)
     return generation, over
@@ -199,10 +215,11 @@ def update(conn, provider, resource_class, record):
 def delete(conn, provider, resource_class):
     """Remove the record of ``resource_class``; the new generation."""
     class_id = _class_ids(conn, [resource_class])[resource_class]
-    if class_id not in _current_class_ids(conn, provider['id']):
+    current = _current(conn, provider['id'])
+    if class_id not in current:
         raise InventoryNotFound(
             'No inventory of class %s found for delete' % resource_class)
-    _refuse_if_in_use(conn, provider, {class_id: resource_class})
+    _refuse_if_in_use(provider, current, [class_id])
     generation = _bump(conn, provider)
     conn.execute(_INV.delete().where(
         _INV.c.resource_provider_id == provider['id'],
@@ -219,21 +236,22 @@ def replace_all(conn, provider, records):
     """
     ids = _class_ids(conn, list(records))
     wanted = {ids[name]: name for name in records}
-    current = _current_class_ids(conn, provider['id'])
-    removed = {class_id: name for class_id, name in current.items()
-               if class_id not in wanted}
-    _refuse_if_in_use(conn, provider, removed)
+    current = _current(conn, provider['id'])
+    removed = [class_id for class_id in current if class_id not in wanted]
+    _refuse_if_in_use(provider, current, removed)
     over = [name for class_id, name in wanted.items()
             if class_id in current
-            and _over_capacity(conn, provider['id'], class_id, records[name])]
+            and _over_capacity(current[class_id], records[name])]
     generation = _bump(conn, provider)
     if removed:
         conn.execute(_INV.delete().where(
             _INV.c.resource_provider_id == provider['id'],
             _INV.c.resource_class_id.in_(sorted(removed))))
+    # A record sent as it is stored is left alone: nova sends the whole
+    # inventory when one class changed, and each UPDATE is a statement.
     for class_id, name in wanted.items():
-        if class_id in current:
-            _update(conn, provider['id'], class_id, records[name])
-        else:
+        if class_id not in current:
             _insert(conn, provider['id'], class_id, records[name])
+        elif _changed(current[class_id], records[name]):
+            _update(conn, provider['id'], class_id, records[name])
     return generation, over

@@ -11,6 +11,7 @@ from sqlalchemy.dialects import postgresql
 
 from placement.storage import changes
 from placement.storage import exceptions
+from placement.storage import prepared
 from placement.storage import tables
 
 _RP = tables.resource_providers
@@ -38,10 +39,15 @@ def provider_select():
         .outerjoin(_ROOT, _RP.c.root_provider_id == _ROOT.c.id))
 
 
+# Built once: every write to a provider reads it first.
+_BY_UUID = prepared.Statement(
+    provider_select().where(_RP.c.uuid == sa.bindparam('uuid')))
+
+
 def find_by_uuid(conn, uuid):
     """The provider as a dict, or None."""
-    row = conn.execute(provider_select().where(_RP.c.uuid == uuid)).first()
-    return dict(row._mapping) if row else None
+    rows = _BY_UUID.execute(conn, {'uuid': uuid}).all()
+    return rows[0]._asdict() if rows else None
 
 
 def get_by_uuid(conn, uuid):
@@ -75,18 +81,22 @@ def not_found(uuid):
         'No resource provider with uuid %s found' % uuid)
 
 
+_BUMP = (_RP.update()
+         .where(_RP.c.id == sa.bindparam('provider'),
+                _RP.c.generation == sa.bindparam('expected'))
+         .values(generation=sa.bindparam('next'),
+                 updated_at=sa.bindparam('now')))
+
+
 def increment_generation(conn, provider_id, expected_generation):
     """Bump the generation iff it is still ``expected_generation``.
 
     Returns the new generation; raises ConcurrentUpdate when another
     writer got there first (the caller's transaction then rolls back).
     """
-    result = conn.execute(
-        _RP.update()
-        .where(_RP.c.id == provider_id,
-               _RP.c.generation == expected_generation)
-        .values(generation=expected_generation + 1,
-                updated_at=tables.utcnow()))
+    result = conn.execute(_BUMP, {
+        'provider': provider_id, 'expected': expected_generation,
+        'next': expected_generation + 1, 'now': tables.utcnow()})
     if result.rowcount != 1:
         raise exceptions.ConcurrentUpdate(
             'resource provider generation conflict')

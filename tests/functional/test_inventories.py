@@ -458,6 +458,28 @@ def test_put_all_below_usage_is_allowed(client, db, caplog):
     assert 'over-capacity for VCPU' in caplog.text
 
 
+def test_put_all_rewrites_only_the_records_that_change(client, db):
+    """nova sends the whole inventory when one class changed: the others
+    are left as stored (one UPDATE instead of three), though the
+    generation moves as always."""
+    rp = _provider(client)
+    _put_all(client, rp, {'VCPU': {'total': 8},
+                          'MEMORY_MB': {'total': 1024, 'reserved': 512},
+                          'DISK_GB': {'total': 100}})
+    _put_all(client, rp, {'VCPU': {'total': 8},
+                          'MEMORY_MB': {'total': 1024, 'reserved': 256},
+                          'DISK_GB': {'total': 100}})
+    with db.engine.connect() as conn:
+        updated = {row.name: row.updated_at for row in conn.execute(
+            sa.select(tables.resource_classes.c.name,
+                      tables.inventories.c.updated_at)
+            .join_from(tables.inventories, tables.resource_classes))}
+    assert updated['VCPU'] is None and updated['DISK_GB'] is None
+    assert updated['MEMORY_MB'] is not None
+    assert _inventories(client, rp)['MEMORY_MB']['reserved'] == 256
+    assert _generation(client, rp) == 2
+
+
 # -- DELETE ----------------------------------------------------------------
 
 def test_delete_all_before_1_5_is_405(client):
