@@ -94,13 +94,21 @@ def delete(conn, name):
     changes.names_changed(conn)
 
 
+# Built once, as the two statements every PUT of a provider's traits
+# runs before it writes.
+_OF_PROVIDER = (sa.select(*_COLUMNS)
+                .select_from(_TRAIT.join(_RP_TRAIT,
+                                         _RP_TRAIT.c.trait_id == _TRAIT.c.id))
+                .where(_RP_TRAIT.c.resource_provider_id
+                       == sa.bindparam('provider'))
+                .order_by(_TRAIT.c.id))
+_NAMED = (sa.select(*_COLUMNS)
+          .where(_TRAIT.c.name.in_(sa.bindparam('names', expanding=True)))
+          .order_by(_TRAIT.c.id))
+
+
 def _traits_of(conn, provider_id):
-    query = (sa.select(*_COLUMNS)
-             .select_from(_TRAIT.join(_RP_TRAIT,
-                                      _RP_TRAIT.c.trait_id == _TRAIT.c.id))
-             .where(_RP_TRAIT.c.resource_provider_id == provider_id)
-             .order_by(_TRAIT.c.id))
-    return _as_dicts(conn.execute(query))
+    return _as_dicts(conn.execute(_OF_PROVIDER, {'provider': provider_id}))
 
 
 def provider_traits(conn, uuid):
@@ -153,7 +161,8 @@ def set_provider_traits(conn, uuid, names, generation):
         raise exceptions.ConcurrentUpdate(
             "Resource provider's generation already changed. Please update "
             "the generation and try again.")
-    traits = list_traits(conn, name_in=set(names))
+    traits = (_as_dicts(conn.execute(_NAMED, {'names': sorted(set(names))}))
+              if names else [])
     found = {t['name'] for t in traits}
     missing = [name for name in dict.fromkeys(names) if name not in found]
     if missing:
