@@ -97,26 +97,36 @@ class _Compiled:
 
 
 class Rows:
-    """What ``Statement.execute`` read on PostgreSQL, fetched whole."""
+    """What ``Statement.execute`` read on PostgreSQL, fetched whole: the
+    rows as tuples with the columns' labels as attributes, made when
+    asked for (``plain`` gives the bare ones, for a reader that only
+    zips them with ``keys()``)."""
 
-    def __init__(self, keys, rows):
+    def __init__(self, keys, raw):
         self._keys = keys
-        self._rows = rows
+        self.raw = raw
 
     def keys(self):
         return self._keys
 
     def all(self):
-        return self._rows
+        row_type = _row_type(self._keys)
+        return [row_type._make(row) for row in self.raw]
 
     def one(self):
-        if len(self._rows) != 1:
+        if len(self.raw) != 1:
             raise sa_exc.NoResultFound(
-                'Expected one row, read %d.' % len(self._rows))
-        return self._rows[0]
+                'Expected one row, read %d.' % len(self.raw))
+        return self.all()[0]
 
     def __iter__(self):
-        return iter(self._rows)
+        return iter(self.all())
+
+
+def plain(result):
+    """The rows of ``result`` (``Rows`` or SQLAlchemy's result) as they
+    index and zip, without naming their columns."""
+    return result.raw if isinstance(result, Rows) else result.all()
 
 
 @functools.lru_cache(maxsize=None)
@@ -137,9 +147,8 @@ def _run(conn, sql, args):
         cursor.execute(sql, args)
         if cursor.description is None:
             return None
-        keys = tuple(column[0] for column in cursor.description)
-        row_type = _row_type(keys)
-        return Rows(keys, [row_type._make(row) for row in cursor.fetchall()])
+        return Rows(tuple(column[0] for column in cursor.description),
+                    cursor.fetchall())
     except conn.dialect.loaded_dbapi.Error as error:
         invalidated = conn.dialect.is_disconnect(error, driver, cursor)
         if invalidated:

@@ -66,7 +66,7 @@ def generation_and_rows(conn, statement, uuid):
     both are of one moment.  NotFound if there is no provider ``uuid``."""
     result = statement.execute(conn, {'uuid': uuid})
     fields = tuple(result.keys())[1:]
-    rows = result.all()
+    rows = prepared.plain(result)
     if not rows:
         raise not_found(uuid)
     return rows[0][0], [dict(zip(fields, row[1:]))
