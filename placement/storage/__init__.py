@@ -1,6 +1,10 @@
 """Storage: tables, the engine and one query module per resource.
 
 Nothing here knows about HTTP.  Functions take a SQLAlchemy ``Connection``
-(inside a transaction opened by ``engine.Database``) and plain values, and
+(from ``engine.Database``: a transaction for a write, and for a read too
+except on PostgreSQL, where a read runs outside one) and plain values, and
 return plain values (dicts, lists, ints) or raise ``storage.exceptions``.
+The statements every compute node or conductor runs all day are built
+once per process, and on PostgreSQL prepared once per connection
+(``prepared``).
 """
