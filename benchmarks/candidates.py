@@ -48,7 +48,6 @@ import threading
 import time
 import uuid
 
-import sqlalchemy as sa
 
 import harness
 
@@ -609,28 +608,9 @@ def load(stack, names, trees, allocations, args, what):
             '%s %.1f' % (kind, total / number * 1000)
             for kind, (total, number) in sorted(loader.kinds.items())))
         if args.analyze:
-            analyze(stack, name)
-
-
-def analyze(stack, name):
-    """ANALYZE the server's database, as autovacuum soon would.
-
-    Without it the plans depend on whether autovacuum happened to run
-    during the load (it does within a minute or so), and our capacity
-    query's plan differs a lot with and without statistics.
-    """
-    engine = sa.create_engine(
-        stack.cluster.url(stack.meters[name].database),
-        isolation_level='AUTOCOMMIT')
-    try:
-        with engine.connect() as conn:
-            if stack.backend == 'mysql':
-                conn.exec_driver_sql('ANALYZE TABLE %s' % ', '.join(
-                    sa.inspect(conn).get_table_names()))
-            else:
-                conn.exec_driver_sql('ANALYZE')
-    finally:
-        engine.dispose()
+            # Our capacity query's plan differs a lot with and without
+            # statistics.
+            stack.analyze(name)
 
 
 # ------------------------------------------------------------- measuring
@@ -676,13 +656,6 @@ def canonical_summaries(body):
             for rp, summary in body.get('provider_summaries', {}).items()}
 
 
-def percentile(values, fraction):
-    ordered = sorted(values)
-    if not ordered:
-        return float('nan')
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
-
-
 class Result:
     """One query on one server."""
 
@@ -719,7 +692,7 @@ class Result:
 
     @property
     def p95(self):
-        return percentile(self.latencies, 0.95) * 1000 if (
+        return harness.percentile(self.latencies, 0.95) * 1000 if (
             self.latencies) else None
 
     def cell(self):

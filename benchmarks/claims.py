@@ -30,7 +30,6 @@ at microversions 1.9 and 1.38.
 
 import argparse
 import collections
-import concurrent.futures
 import os
 import platform
 import statistics
@@ -128,19 +127,6 @@ def claims_per_provider():
                for rc, amount in claim_load.CLAIM.items())
 
 
-def percentile(values, fraction):
-    ordered = sorted(values)
-    if not ordered:
-        return float('nan')
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
-
-
-def parallel(function, items, threads=SETUP_THREADS):
-    """``function(item)`` for every item, a few at a time; the results."""
-    with concurrent.futures.ThreadPoolExecutor(threads) as pool:
-        return list(pool.map(function, items))
-
-
 class Setup:
     """Creating providers and inventories; the same uuids on both servers.
     """
@@ -172,8 +158,9 @@ class Setup:
     def providers(self, prefix, count, inventories):
         uuids = [str(uuid.uuid5(claim_load.NAMESPACE, '%s-%d' % (prefix, n)))
                  for n in range(count)]
-        parallel(lambda n: self.provider(uuids[n], '%s-%d' % (prefix, n),
-                                         inventories), range(count))
+        harness.parallel(
+            lambda n: self.provider(uuids[n], '%s-%d' % (prefix, n),
+                                    inventories), range(count), SETUP_THREADS)
         return uuids
 
 
@@ -225,15 +212,15 @@ def describe_round(label, name, result, cpu):
     line = ('%-8s %-8s %6.1f claims/s  %4d placed in %6.2fs  p50 %6.1f ms  '
             '(409 %5.1f, DELETE %5.1f)  409 cu %4.2f%% cap %4.1f%%'
             % (label, name, result.rate, result.placed, result.elapsed,
-               percentile(result.latencies, 0.5) * 1000,
-               percentile(result.conflict_latencies, 0.5) * 1000,
-               percentile(result.free_latencies, 0.5) * 1000,
+               harness.percentile(result.latencies, 0.5) * 1000,
+               harness.percentile(result.conflict_latencies, 0.5) * 1000,
+               harness.percentile(result.free_latencies, 0.5) * 1000,
                100.0 * result.puts['concurrent_update'] / puts,
                100.0 * result.puts['capacity'] / puts))
     if result.get_latencies:
         line += '  GET candidates x%d p50 %5.1f ms' % (
             len(result.get_latencies),
-            percentile(result.get_latencies, 0.5) * 1000)
+            harness.percentile(result.get_latencies, 0.5) * 1000)
     if cpu is not None:
         line += ('  cpu/claim: server %5.2f ms, postgres %5.2f ms, '
                  'client %5.2f ms'
@@ -298,8 +285,8 @@ def summarize_claims(results, cpu):
             'rate': statistics.median(r.rate for r in rounds),
             'rates': [r.rate for r in rounds],
             'placed': sum(r.placed for r in rounds),
-            'p50': percentile(latencies, 0.50) * 1000,
-            'p95': percentile(latencies, 0.95) * 1000,
+            'p50': harness.percentile(latencies, 0.50) * 1000,
+            'p95': harness.percentile(latencies, 0.95) * 1000,
             'puts': sum(r.put_count for r in rounds),
             'gets': sum(len(r.get_latencies) for r in rounds) / placed,
             'cu': 100.0 * sum(r.puts['concurrent_update'] for r in rounds)
@@ -337,7 +324,8 @@ def audit(port, providers, pools):
         return provider, usages, inventories
 
     overcommits, mismatches = [], []
-    for provider, usages, inventories in parallel(read, providers):
+    for provider, usages, inventories in harness.parallel(
+            read, providers, SETUP_THREADS):
         for what, (status, body, _) in (('usages', usages),
                                         ('inventories', inventories)):
             if status != 200:
@@ -398,7 +386,7 @@ def create_usage_consumers(port, providers, count):
             status, claim_load.short(answer))
 
     created, latencies, failure = 0, [], None
-    for size, elapsed, error in parallel(post, batches, threads=2):
+    for size, elapsed, error in harness.parallel(post, batches, 2):
         created += size
         if elapsed is not None:
             latencies.append(elapsed)
@@ -427,10 +415,11 @@ def measure_usages(load, stack, args):
         harness.log('usages   %-8s %d consumers in %.1fs (POST /allocations '
                     'x%d, p50 %.0f ms)%s'
                     % (name, created, time.perf_counter() - started,
-                       USAGE_BATCH, percentile(posts, 0.5) * 1000,
+                       USAGE_BATCH, harness.percentile(posts, 0.5) * 1000,
                        '  FAILED: %s' % failure if failure else ''))
-        found[name] = {'created': created, 'post_p50':
-                       percentile(posts, 0.5) * 1000, 'failure': failure}
+        found[name] = {'created': created,
+                       'post_p50': harness.percentile(posts, 0.5) * 1000,
+                       'failure': failure}
     path = '/usages?project_id=%s' % USAGE_PROJECT
     for microversion in USAGE_MICROVERSIONS:
         for name in NAMES:
@@ -445,8 +434,8 @@ def measure_usages(load, stack, args):
                               1, args.max_seconds, expected_status=200,
                               microversion=microversion)
             found[name][microversion] = {
-                'p50': percentile(result.latencies, 0.5) * 1000,
-                'p95': percentile(result.latencies, 0.95) * 1000,
+                'p50': harness.percentile(result.latencies, 0.5) * 1000,
+                'p95': harness.percentile(result.latencies, 0.95) * 1000,
                 'statuses': result.statuses, 'correct': correct,
                 'sample': None if correct else '%s %s' % (
                     status, claim_load.short(body))}

@@ -8,6 +8,7 @@ worker count, both bound to 127.0.0.1 only.  Everything started here is
 stopped by ``Stack.close`` (also on Ctrl-C), by process id.
 """
 
+import concurrent.futures
 import contextlib
 import http.client
 import os
@@ -64,6 +65,22 @@ def ensure_upstream_venv(path=UPSTREAM_VENV):
     with open(marker, 'w') as handle:
         handle.write(wanted + '\n')
     return path
+
+
+def percentile(values, fraction):
+    """The value at ``fraction`` (0.5: the median) of ``values``; NaN
+    when there are none."""
+    ordered = sorted(values)
+    if not ordered:
+        return float('nan')
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def parallel(function, items, threads):
+    """``function(item)`` for every item, ``threads`` at a time; the
+    results, in the items' order."""
+    with concurrent.futures.ThreadPoolExecutor(threads) as pool:
+        return list(pool.map(function, items))
 
 
 def free_port():
@@ -365,6 +382,23 @@ class Stack:
                  '--bind', '127.0.0.1:%d' % port,
                  '--workers', str(self.workers),
                  'placement.wsgi.api:application'], env)
+
+    def analyze(self, name):
+        """ANALYZE ``name``'s database, as autovacuum soon would after a
+        load: without it the plans depend on whether autovacuum happened
+        to run during the load (it does within a minute or so)."""
+        engine = sa.create_engine(
+            self.cluster.url(self.meters[name].database),
+            isolation_level='AUTOCOMMIT')
+        try:
+            with engine.connect() as conn:
+                if self.backend == 'mysql':
+                    conn.exec_driver_sql('ANALYZE TABLE %s' % ', '.join(
+                        sa.inspect(conn).get_table_names()))
+                else:
+                    conn.exec_driver_sql('ANALYZE')
+        finally:
+            engine.dispose()
 
     def database_version(self):
         """'PostgreSQL 15.18' or 'MariaDB 10.11.18-...'."""

@@ -56,20 +56,13 @@ def burst(load, server, requests, clients, max_seconds):
                     max_seconds, expected_status=200)
 
 
-def percentile(values, fraction):
-    ordered = sorted(values)
-    if not ordered:
-        return float('nan')
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
-
-
 def describe_round(number, name, result, cpu):
     failures = {k: v for k, v in result.statuses.items() if k != 200}
     per_request = max(result.completed, 1)
     line = ('round %d %-8s %7.1f req/s  %5d ok in %6.2fs  p50 %6.1f ms  '
             'cpu/req: server %5.2f ms, postgres %5.2f ms, client %5.2f ms'
             % (number, name, result.rate, result.completed, result.elapsed,
-               percentile(result.latencies, 0.5) * 1000,
+               harness.percentile(result.latencies, 0.5) * 1000,
                cpu['server'] / per_request * 1000,
                cpu['postgres'] / per_request * 1000,
                result.client_cpu / per_request * 1000))
@@ -112,9 +105,9 @@ def summarize(results, cpu):
         summary[name] = {
             'rate': statistics.median(r.rate for r in rounds),
             'rates': [r.rate for r in rounds],
-            'p50': percentile(latencies, 0.50) * 1000,
-            'p90': percentile(latencies, 0.90) * 1000,
-            'p99': percentile(latencies, 0.99) * 1000,
+            'p50': harness.percentile(latencies, 0.50) * 1000,
+            'p90': harness.percentile(latencies, 0.90) * 1000,
+            'p99': harness.percentile(latencies, 0.99) * 1000,
             'failures': sum(n for r in rounds for k, n in r.statuses.items()
                             if k != 200),
             'server_cpu': sum(c['server'] for c in cpu[name])

@@ -43,8 +43,6 @@ import threading
 import time
 import uuid
 
-import sqlalchemy as sa
-
 import harness
 import loadgen
 
@@ -254,7 +252,7 @@ class Loader:
         """Both parts, timed: (seconds for the nodes, for the consumers).
         """
         started = time.perf_counter()
-        parallel(self.node, range(self.nodes), self.threads)
+        harness.parallel(self.node, range(self.nodes), self.threads)
         nodes_done = time.perf_counter()
         firsts = list(range(0, self.nodes * self.servers_per_node, BATCH))
         self.batch(firsts[0])
@@ -268,35 +266,13 @@ class Loader:
                             '%.0f s' % (name, number, len(firsts),
                                         time.perf_counter() - nodes_done))
 
-        parallel(post, firsts[1:], 2)
+        harness.parallel(post, firsts[1:], 2)
         return nodes_done - started, time.perf_counter() - nodes_done
-
-
-def parallel(function, items, threads):
-    with concurrent.futures.ThreadPoolExecutor(threads) as pool:
-        for _ in pool.map(function, items):
-            pass
 
 
 def short(body):
     text = str(body)
     return text if len(text) <= 200 else text[:197] + '...'
-
-
-def analyze(stack, name):
-    """ANALYZE, as autovacuum would soon after such a load: the plans
-    should not depend on whether it happened to run yet."""
-    engine = sa.create_engine(stack.cluster.url(stack.meters[name].database),
-                              isolation_level='AUTOCOMMIT')
-    try:
-        with engine.connect() as conn:
-            if stack.backend == 'mysql':
-                conn.exec_driver_sql('ANALYZE TABLE %s' % ', '.join(
-                    sa.inspect(conn).get_table_names()))
-            else:
-                conn.exec_driver_sql('ANALYZE')
-    finally:
-        engine.dispose()
 
 
 # ------------------------------------------------------ the kept data
@@ -376,7 +352,7 @@ def load_cloud(stack, args, dumps):
         if dumps.get(name):
             stack.keep(name, dumps[name])
     for name in NAMES:
-        analyze(stack, name)
+        stack.analyze(name)
     return loaded
 
 
@@ -623,13 +599,6 @@ def write_alone(conn, tally, call, node, deadline):
 # ------------------------------------------------------------- measuring
 
 
-def percentile(values, fraction):
-    ordered = sorted(values)
-    if not ordered:
-        return float('nan')
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
-
-
 class Loads:
     """The P load processes; a round runs in all of them at once."""
 
@@ -682,7 +651,7 @@ def describe(label, name, tally):
             'cpu/req server %5.2f ms, pg %5.2f ms, client %5.2f ms'
             % (label, name, requests / tally['elapsed'],
                tally['node_minutes'] / tally['elapsed'],
-               percentile([t for v in tally['latencies'].values()
+               harness.percentile([t for v in tally['latencies'].values()
                            for t in v], 0.5) * 1000,
                tally['cpu']['server'] / per * 1000,
                tally['cpu']['postgres'] / per * 1000,
@@ -735,7 +704,7 @@ def measure_alone(loads, stack, shape, args):
             count = max(len(latencies), 1)
             found[name][call] = {
                 'count': len(latencies), 'rate': len(latencies) / elapsed,
-                'p50': percentile(latencies, 0.5) * 1000,
+                'p50': harness.percentile(latencies, 0.5) * 1000,
                 'server': used['server'] / count * 1000,
                 'postgres': used['postgres'] / count * 1000,
                 'failures': tally['failures'],
@@ -771,16 +740,17 @@ def summarize(rounds):
             'node_rate': node_minutes / elapsed,
             'rates': [each['node_minutes'] / each['elapsed']
                       for each in rounds[name]],
-            'p50': percentile(every, 0.5) * 1000,
-            'p99': percentile(every, 0.99) * 1000,
+            'p50': harness.percentile(every, 0.5) * 1000,
+            'p99': harness.percentile(every, 0.99) * 1000,
             'server_cpu': server / requests * 1000,
             'postgres_cpu': database / requests * 1000,
             'client_cpu': client / requests * 1000,
             'per_core': 60 * node_minutes / server if server else 0.0,
             'per_core_pg': (60 * node_minutes / (server + database)
                             if server + database else 0.0),
-            'calls': {call: (len(values), percentile(values, 0.5) * 1000,
-                             percentile(values, 0.99) * 1000)
+            'calls': {call: (len(values),
+                             harness.percentile(values, 0.5) * 1000,
+                             harness.percentile(values, 0.99) * 1000)
                       for call, values in tally['latencies'].items()},
             'failures': tally['failures'], 'examples': tally['examples']}
     return summary

@@ -376,13 +376,6 @@ def write_round(ports, generations, seconds):
 # ------------------------------------------------------------- measuring
 
 
-def percentile(values, fraction):
-    ordered = sorted(values)
-    if not ordered:
-        return float('nan')
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
-
-
 def failures(result):
     return sum(n for k, n in result.statuses.items() if k != 200)
 
@@ -392,8 +385,8 @@ def describe_round(label, name, result, cpu, retried):
     line = ('%-13s %-8s %7.1f writes/s  %5d ok in %5.2fs  p50 %6.1f ms  '
             'p99 %6.1f ms'
             % (label, name, result.rate, result.completed, result.elapsed,
-               percentile(result.latencies, 0.5) * 1000,
-               percentile(result.latencies, 0.99) * 1000))
+               harness.percentile(result.latencies, 0.5) * 1000,
+               harness.percentile(result.latencies, 0.99) * 1000))
     if cpu is not None:
         line += ('  cpu/write: server %5.2f ms, db %5.2f ms, client %4.2f ms'
                  % (cpu['server'] / per_write * 1000,
@@ -451,8 +444,8 @@ def summarize(rounds):
         summary[name] = {
             'rate': statistics.median(r.rate for r in results),
             'rates': [r.rate for r in results],
-            'p50': percentile(latencies, 0.50) * 1000,
-            'p99': percentile(latencies, 0.99) * 1000,
+            'p50': harness.percentile(latencies, 0.50) * 1000,
+            'p99': harness.percentile(latencies, 0.99) * 1000,
             'failures': (sum(failures(r) for r in results)
                          + rounds[name]['warmup_failures']),
             'server_cpu': sum(c['server'] for c in cpu) / completed * 1000,
