@@ -59,15 +59,17 @@ def capacity(record):
 
 
 _RP = tables.resource_providers
+# A record as it is read: its class's name, its fields and timestamps.
+_RECORD_COLUMNS = (_RC.c.name.label('resource_class'),
+                   *(_INV.c[field] for field in FIELDS),
+                   _INV.c.created_at, _INV.c.updated_at)
+_WITH_CLASS = _INV.join(_RC, _INV.c.resource_class_id == _RC.c.id)
 # Built once, the provider with its records in one statement: its
 # generation and the records are of one moment, at one round trip.
 _FOR_PROVIDER_UUID = prepared.Statement(
-    sa.select(_RP.c.generation, _RC.c.name.label('resource_class'),
-              *(_INV.c[field] for field in FIELDS),
-              _INV.c.created_at, _INV.c.updated_at)
+    sa.select(_RP.c.generation, *_RECORD_COLUMNS)
     .select_from(_RP.outerjoin(
-        _INV.join(_RC, _INV.c.resource_class_id == _RC.c.id),
-        _INV.c.resource_provider_id == _RP.c.id))
+        _WITH_CLASS, _INV.c.resource_provider_id == _RP.c.id))
     .where(_RP.c.uuid == sa.bindparam('uuid'))
     .order_by(_INV.c.resource_class_id))
 
@@ -83,10 +85,7 @@ def list_for_provider(conn, provider_id):
     """The provider's records, each with its ``resource_class`` name and
     timestamps, in resource class id order."""
     rows = conn.execute(
-        sa.select(_RC.c.name.label('resource_class'),
-                  *(_INV.c[field] for field in FIELDS),
-                  _INV.c.created_at, _INV.c.updated_at)
-        .select_from(_INV.join(_RC, _INV.c.resource_class_id == _RC.c.id))
+        sa.select(*_RECORD_COLUMNS).select_from(_WITH_CLASS)
         .where(_INV.c.resource_provider_id == provider_id)
         .order_by(_INV.c.resource_class_id))
     return [dict(row._mapping) for row in rows]
@@ -115,10 +114,8 @@ _CURRENT = (
               *(_INV.c[field] for field in FIELDS),
               sa.func.coalesce(_HELD.c.used, 0).label('used'),
               sa.func.coalesce(_HELD.c.allocations, 0).label('allocations'))
-    .select_from(
-        _INV.join(_RC, _INV.c.resource_class_id == _RC.c.id)
-        .outerjoin(_HELD,
-                   _HELD.c.resource_class_id == _INV.c.resource_class_id))
+    .select_from(_WITH_CLASS.outerjoin(
+        _HELD, _HELD.c.resource_class_id == _INV.c.resource_class_id))
     .where(_INV.c.resource_provider_id == sa.bindparam('provider'))
     .order_by(_INV.c.resource_class_id))
 

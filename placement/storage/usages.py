@@ -116,12 +116,20 @@ def _owner_by_external_ids(with_user):
     return conditions
 
 
-# Built once, one statement each: conductors ask all day, and building
-# the statement cost more than the database's work.
-_PROJECT_SUMS = {
-    (with_user, per_consumer): prepared.Statement(_sums(
-        _owner_by_external_ids(with_user), False, per_consumer))
-    for with_user in (False, True) for per_consumer in (False, True)}
+# Each shape of request is one statement built once (conductors ask all
+# day, and building the statement cost more than the database's work).
+@functools.lru_cache(maxsize=None)
+def _project_sums(with_user, per_consumer):
+    return prepared.Statement(_sums(_owner_by_external_ids(with_user),
+                                    False, per_consumer))
+
+
+def _owner_params(project_id, user_id):
+    """The parameters ``_owner_by_external_ids`` binds."""
+    params = {'project_id': project_id}
+    if user_id:
+        params['user_id'] = user_id
+    return params
 
 
 def _per_consumer(conn):
@@ -132,12 +140,9 @@ def _per_consumer(conn):
 def for_project(conn, project_id, user_id=None):
     """{resource class: amount} the project's (and user's) consumers use;
     an unknown project or user uses nothing."""
-    statement = _PROJECT_SUMS[bool(user_id), _per_consumer(conn)]
-    params = {'project_id': project_id}
-    if user_id:
-        params['user_id'] = user_id
-    return {name: int(amount)
-            for _, name, amount in statement.execute(conn, params)}
+    statement = _project_sums(bool(user_id), _per_consumer(conn))
+    return {name: int(amount) for _, name, amount in statement.execute(
+        conn, _owner_params(project_id, user_id))}
 
 
 def _type_condition(kind):
@@ -180,9 +185,7 @@ def for_project_by_type(conn, project_id, user_id=None, consumer_type=None):
     kind = _type_kind(consumer_type)
     sums, counts = _by_type_statements(bool(user_id), kind,
                                        _per_consumer(conn))
-    params = {'project_id': project_id}
-    if user_id:
-        params['user_id'] = user_id
+    params = _owner_params(project_id, user_id)
     if kind == 'named':
         params['consumer_type'] = consumer_type
     result = {}
