@@ -286,11 +286,8 @@ class Database:
     def __init__(self, engine):
         self._engine = engine
         self._pid = os.getpid()
-        # PostgreSQL at READ COMMITTED gives each statement a snapshot of
-        # its own, in a transaction or not, so a read loses nothing
-        # outside one and saves BEGIN's and COMMIT's round trips.
-        self._reads_autocommit = (
-            engine.url.get_backend_name() == 'postgresql')
+        # What reads outside a transaction (``_read_mode``, ``peek``).
+        self._postgresql = engine.url.get_backend_name() == 'postgresql'
 
     @property
     def engine(self):
@@ -370,8 +367,11 @@ class Database:
     def _read_mode(self, conn, write):
         """Autocommit for a read on PostgreSQL, through the driver's own
         switch: SQLAlchemy's isolation level costs a round trip each way.
+        At READ COMMITTED each statement has a snapshot of its own, in a
+        transaction or not, so a read loses nothing outside one and saves
+        BEGIN's and COMMIT's round trips.
         """
-        if write or not self._reads_autocommit:
+        if write or not self._postgresql:
             return contextlib.nullcontext()
         return _autocommit(conn.connection.driver_connection)
 
@@ -391,7 +391,7 @@ class Database:
         caller falls back to ``read``, which retries and reports errors as
         every read does.
         """
-        if self.backend != 'postgresql':
+        if not self._postgresql:
             return None
         try:
             pooled = self.engine.raw_connection()
