@@ -25,7 +25,6 @@ sees a half-applied refresh.
 import collections
 import contextlib
 import logging
-import os
 import threading
 import weakref
 
@@ -33,6 +32,7 @@ import os_traits
 import sqlalchemy as sa
 
 from placement.storage import changes
+from placement.storage import per_process
 from placement.storage import providers_core
 from placement.storage import tables
 
@@ -456,35 +456,10 @@ class Snapshot:
                         error)
 
 
-class _Registry:
-    """The Snapshots of one process, by database (weakly)."""
-
-    def __init__(self):
-        self.pid = os.getpid()
-        self.lock = threading.Lock()
-        self.snapshots = weakref.WeakKeyDictionary()
-
-
-_registry = _Registry()
+_snapshots = per_process.PerDatabase(Snapshot)
 
 
 def of(db):
-    """The process's Snapshot of the database ``db`` serves.
-
-    A worker forked from a process that had loaded the application (uwsgi
-    without ``lazy-apps``, gunicorn ``--preload``) starts a registry of
-    its own: a lock the parent held at the fork would never be released
-    in the child, and the parent's state is not the worker's to keep.  The
-    worker reads its state at its first search, as at a start.
-    """
-    global _registry
-    registry = _registry
-    if registry.pid != os.getpid():
-        # Threads racing here each make a registry; one is kept, and a
-        # snapshot made in the other is simply read again once.
-        registry = _registry = _Registry()
-    with registry.lock:
-        snapshot = registry.snapshots.get(db)
-        if snapshot is None:
-            snapshot = registry.snapshots[db] = Snapshot(db)
-        return snapshot
+    """The process's Snapshot of the database ``db`` serves (a forked
+    worker's own: see ``per_process``)."""
+    return _snapshots.of(db)

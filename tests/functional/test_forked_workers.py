@@ -66,7 +66,7 @@ def test_a_forked_worker_is_not_blocked_by_a_lock_held_in_the_parent(db):
     state's locks (a search under way) must not leave the child waiting
     for a release that will never come in its copy."""
     state = snapshot.of(db)
-    with snapshot._registry.lock, state.lock:
+    with snapshot._snapshots._objects.lock, state.lock:
         def search():
             with snapshot.of(db).fresh() as fresh:
                 return len(fresh.providers)

@@ -318,8 +318,8 @@ def test_a_worker_puts_what_it_loaded_beyond_the_collector(tmp_path):
     try:
         api_cmd._Server(conf).load()
         assert gc.get_freeze_count() > 0
-        hooks = [state.after_large_read
-                 for state in snapshot._registry.snapshots.values()]
+        states = snapshot._snapshots._objects.by_database.values()
+        hooks = [state.after_large_read for state in states]
         assert api_cmd._freeze_long_lived in hooks
     finally:
         gc.unfreeze()
