@@ -381,6 +381,8 @@ class State:
             return False, 0
         # None when new, too far behind, or on another database.
         changed = changes.changed_between(conn, self.position, current)
+        if changed is not None:
+            changed = changes.split(changed)[0]     # projects: not here
         whole = (changed is None or changes.EVERYTHING in changed
                  or len(changed) > _PARTIAL_LIMIT)
         if whole:

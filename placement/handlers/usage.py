@@ -14,6 +14,7 @@ from placement.handlers import query_params
 from placement.policies import usage as policies
 from placement.schemas import usage as schemas
 from placement.storage import exceptions as storage_exc
+from placement.storage import project_usages
 from placement.storage import providers_core
 from placement.storage import usages as storage
 
@@ -62,11 +63,11 @@ class Usages(base.Resource):
         base.validate_query(req, query)
         user_id = query.get('user_id')
         if by_type:
-            usages = req.context.db.read(
-                storage.for_project_by_type, project_id, user_id,
+            usages = project_usages.for_project_by_type(
+                req.context.db, project_id, user_id,
                 query.get('consumer_type'))
         else:
-            usages = req.context.db.read(
-                storage.for_project, project_id, user_id)
+            usages = project_usages.for_project(
+                req.context.db, project_id, user_id)
         base.send_json(req, resp, {'usages': usages})
         base.send_cache_headers(req, resp, base.utcnow())

@@ -66,7 +66,7 @@ _BUMP_PROVIDER = (
             updated_at=sa.bindparam('now', type_=_RP.c.updated_at.type)))
 _CONSUMER_WITH_PROVIDERS = (
     sa.select(_CONSUMER.c.id, _CONSUMER.c.generation,
-              _ALLOC.c.resource_provider_id)
+              _CONSUMER.c.project_id, _ALLOC.c.resource_provider_id)
     .select_from(_CONSUMER.join(
         _ALLOC, _ALLOC.c.consumer_id == _CONSUMER.c.uuid))
     .where(_CONSUMER.c.uuid == sa.bindparam('uuid')))
@@ -430,6 +430,8 @@ def apply(conn, writes, prepared):
         conn.execute(_ALLOC.insert(), new_rows)
     _bump_providers(conn, generations)
     touched = {entry.consumer['uuid']: entry.consumer for entry in entries}
+    changes.projects_changed(
+        conn, *{consumer['project_id'] for consumer in touched.values()})
     _bump_consumers(conn, touched.values())
     consumer_storage.delete_if_unused(
         conn, [write.uuid for write in writes
@@ -526,6 +528,7 @@ def delete_for_consumer(conn, consumer_uuid):
         raise exceptions.NotFound(
             "No allocations for consumer '%s'" % consumer_uuid)
     changes.touch(conn, *{row.resource_provider_id for row in rows})
+    changes.projects_changed(conn, rows[0].project_id)
     conn.execute(_DELETE_CONSUMER_ALLOCATIONS, {'uuid': consumer_uuid})
     deleted = conn.execute(_DELETE_CONSUMER, {
         'consumer_id': rows[0].id, 'expected': rows[0].generation})

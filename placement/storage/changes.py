@@ -22,11 +22,12 @@ On a Galera cluster each node advances only the shards of its own
 so that two nodes never certify writes to the same stamp row against
 each other.  SQLite serialises writers anyway and uses shard 1.
 
-Storage functions say what they changed with ``touch`` (provider ids) or
+Storage functions say what they changed with ``touch`` (provider ids),
 ``names_changed`` (resource classes or traits were created, renamed or
-deleted).  A write transaction that says nothing is logged as
-``EVERYTHING``: forgetting to say costs a full reload, never a stale
-answer.
+deleted) or ``projects_changed`` (a project's usage moved: see
+``placement.storage.project_usages``).  A write transaction that says
+nothing is logged as ``EVERYTHING``: forgetting to say costs a full
+reload, never a stale answer.
 
 Writes made by anything else (SQL run by hand, upstream Placement on the
 same database) are logged as ``EVERYTHING`` under shard 1 by triggers
@@ -52,6 +53,9 @@ SHARDS = 64
 # Pseudo provider ids in the log.
 NAMES = 0
 EVERYTHING = -1
+# A project whose usage changed is logged as this less its id (ids start
+# at 1): below the pseudo ids above, apart from every provider.
+_PROJECTS_BELOW = -2
 
 # The log keeps this many stamps of each shard; a reader further behind
 # reloads whole.
@@ -61,9 +65,9 @@ PRUNE_EVERY = 1000
 
 _KEY = 'placement.changed'
 
-# The triggers migration 0004 makes on MySQL (8 tables, 3 operations),
-# where the server may refuse them.
-_MYSQL_TRIGGERS = 24
+# The triggers migrations 0004 and 0008 make on MySQL (12 tables, 3
+# operations), where the server may refuse them.
+_MYSQL_TRIGGERS = 36
 
 # Advance the first shard no other transaction holds: its id and new
 # stamp, or no row when every shard is held.
@@ -137,6 +141,24 @@ def names_changed(conn):
     """The transaction created, renamed or deleted resource classes or
     traits."""
     touch(conn, NAMES)
+
+
+def projects_changed(conn, *project_ids):
+    """The transaction changed what these projects' consumers hold (their
+    allocations, or the project, user or type of one of them)."""
+    touch(conn, *(_PROJECTS_BELOW - project for project in project_ids))
+
+
+def split(changed):
+    """(the provider ids, NAMES and EVERYTHING among the log entries
+    ``changed``, the ids of the projects among them)."""
+    providers, projects = set(), set()
+    for entry in changed:
+        if entry >= EVERYTHING:
+            providers.add(entry)
+        else:
+            projects.add(_PROJECTS_BELOW - entry)
+    return providers, projects
 
 
 def record(conn):
@@ -222,9 +244,10 @@ def summary_outside_transaction(db):
 
 
 def changed_between(conn, before, after):
-    """The provider ids (or NAMES, EVERYTHING) changed after the Position
-    ``before`` up to ``after``; None when the log cannot tell: another
-    database, or a shard pruned past ``before``."""
+    """The log entries (provider ids, NAMES, EVERYTHING, projects: see
+    ``split``) after the Position ``before`` up to ``after``; None when
+    the log cannot tell: another database, or a shard pruned past
+    ``before``."""
     if before is None or before.epoch != after.epoch:
         return None
     ranges = []

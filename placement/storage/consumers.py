@@ -16,6 +16,7 @@ from sqlalchemy.dialects import sqlite
 from sqlalchemy import exc as sa_exc
 
 from placement import error_codes
+from placement.storage import changes
 from placement.storage import exceptions
 from placement.storage import tables
 
@@ -161,13 +162,16 @@ def ensure(conn, uuid, project, user, *, check_generation=False,
                     consumer_type_id=wanted.get('consumer_type_id'))
     if check_generation and consumer['generation'] != generation:
         raise _generation_conflict(consumer['generation'], generation)
-    changes = {key: value for key, value in wanted.items()
-               if consumer[key] != value}
-    if changes:
+    differing = {key: value for key, value in wanted.items()
+                 if consumer[key] != value}
+    if differing:
         conn.execute(_CONSUMER.update()
                      .where(_CONSUMER.c.id == consumer['id'])
-                     .values(updated_at=tables.utcnow(), **changes))
-        consumer.update(changes)
+                     .values(updated_at=tables.utcnow(), **differing))
+        # What it holds moves from one project, user or type to another.
+        changes.projects_changed(conn, consumer['project_id'],
+                                 wanted['project_id'])
+        consumer.update(differing)
     return consumer
 
 

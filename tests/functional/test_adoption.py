@@ -155,8 +155,8 @@ def test_upstream_head_is_adopted_without_changing_a_row(
                         'check']) == status.SUCCESS
     # ... and sees writes made by anything else.
     with upstream_db.engine.connect() as conn:
-        assert len(_triggers(conn)) == 24 + (
-            8 if conn.dialect.name == 'postgresql' else 0)
+        assert len(_triggers(conn)) == 36 + (
+            12 if conn.dialect.name == 'postgresql' else 0)
 
 
 def test_consumer_types_are_added_to_an_older_upstream_schema(

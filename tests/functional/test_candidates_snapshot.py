@@ -340,7 +340,12 @@ def test_each_write_logs_the_providers_it_changed(client, db):
         'consumer_generation': None})
     client.delete('/allocations/' + _uuid('c'))
     stamp, logged = _logged(db, after)
-    assert (stamp.total, logged) == (after.total + 2, {provider_id})
+    # The consumer's project is logged too (``project_usages``).
+    project_id = db.read(lambda conn: conn.exec_driver_sql(
+        "SELECT id FROM projects WHERE external_id = '%s'"
+        % PROJECT).scalar())
+    assert (stamp.total, changes.split(logged)) == (
+        after.total + 2, ({provider_id}, {project_id}))
     # Names: a new class or trait is logged as such, an existing one
     # changes nothing and takes no stamp.
     client.put('/traits/CUSTOM_NEW')

@@ -322,7 +322,7 @@ def test_triggers_refused_by_the_server_leave_the_upgrade_whole(
             "UPDATE limited.alembic_version SET version_num = '0003'")
         migration.upgrade(database.engine)
         with database.engine.connect() as conn:
-            assert _trigger_count(conn) == 24
+            assert _trigger_count(conn) == 36
         assert status.check_foreign_writes(conf)[0] == status.SUCCESS
     finally:
         database.dispose()
