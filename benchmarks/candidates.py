@@ -902,8 +902,8 @@ class Stack(harness.Stack):
     """harness.Stack with upstream's gunicorn worker timeout raised to
     ours, so a 30 s answer is measured instead of its worker killed."""
 
-    def _upstream(self, venv, directory, conf, port):
-        argv, env = super()._upstream(venv, directory, conf, port)
+    def _upstream(self, bindir, directory, conf, port):
+        argv, env = super()._upstream(bindir, directory, conf, port)
         return argv + ['--timeout', str(UPSTREAM_WORKER_TIMEOUT)], env
 
 

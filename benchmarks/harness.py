@@ -3,8 +3,10 @@
 One throwaway PostgreSQL cluster (or MariaDB server, ``--backend
 mysql``), a fresh database per server, our ``placement-api`` and upstream
 openstack-placement (from its own cached venv, never a project
-dependency) each under gunicorn with the same
-worker count, both bound to 127.0.0.1 only.  Everything started here is
+dependency) each under the same WSGI server with the same worker count,
+both bound to 127.0.0.1 only: gunicorn (ours through ``placement-api``,
+upstream's with its defaults), or ``wsgi_server='uwsgi'``, kolla-ansible's
+uwsgi.ini for both (``tests/wsgi_servers.py``).  Everything started here is
 stopped by ``Stack.close`` (also on Ctrl-C), by process id.
 """
 
@@ -28,10 +30,11 @@ if REPO not in sys.path:
 
 from tests import mariadb_server  # noqa: E402  (needs REPO on sys.path)
 from tests import pg_cluster  # noqa: E402
+from tests import wsgi_servers  # noqa: E402
 
 UPSTREAM_VERSION = '16.0.0'
 UPSTREAM_PACKAGES = ('openstack-placement==%s' % UPSTREAM_VERSION,
-                     'gunicorn', 'psycopg2-binary', 'PyMySQL')
+                     'gunicorn', 'pyuwsgi', 'psycopg2-binary', 'PyMySQL')
 CACHE = os.path.join(os.path.expanduser('~'), '.cache', 'placement-bench')
 UPSTREAM_VENV = os.path.join(CACHE, 'upstream-venv')
 WORKERS = 2
@@ -171,6 +174,19 @@ class Server:
                 self.proc.wait()
 
 
+def _synced(bindir, directory, conf):
+    """The environment a server in ``bindir`` reads ``directory``'s
+    configuration with, its database migrated once beforehand: a server
+    that migrates in every worker at start (upstream, or any under uwsgi)
+    would race itself on a fresh database."""
+    env = dict(os.environ, OS_PLACEMENT_CONFIG_DIR=directory)
+    subprocess.run([os.path.join(bindir, 'placement-manage'),
+                    '--config-file', conf, 'db', 'sync'],
+                   env=env, cwd=directory, check=True,
+                   stdout=subprocess.DEVNULL)
+    return env
+
+
 def _cpu_seconds(pid):
     """utime + stime of one process, or None when it is gone."""
     try:
@@ -279,8 +295,10 @@ class Stack:
     ``CpuMeter``)."""
 
     def __init__(self, workers=WORKERS, backend='postgresql', durable=False,
-                 environment=None, exited_backends=False):
+                 environment=None, exited_backends=False,
+                 wsgi_server='gunicorn'):
         self.workers = workers
+        self.wsgi_server = wsgi_server
         self.backend = backend
         self.durable = durable
         self.environment = environment
@@ -335,10 +353,14 @@ class Stack:
         configured in ``directory``, once it answers."""
         conf = write_config(directory, database_url)
         port = free_port()
-        if name == 'ours':
+        bindir = (os.path.dirname(sys.executable) if name == 'ours'
+                  else os.path.join(venv, 'bin'))
+        if self.wsgi_server == 'uwsgi':
+            argv, env = self._uwsgi(bindir, directory, conf, port)
+        elif name == 'ours':
             argv, env = self._ours(conf, port)
         else:
-            argv, env = self._upstream(venv, directory, conf, port)
+            argv, env = self._upstream(bindir, directory, conf, port)
         log('Starting %s on 127.0.0.1:%d ...' % (name, port))
         return Server(name, port, argv, env, directory)
 
@@ -362,26 +384,31 @@ class Stack:
                  '--bind', '127.0.0.1:%d' % port,
                  '--workers', str(self.workers)], dict(os.environ))
 
-    def _upstream(self, venv, directory, conf, port):
+    def _upstream(self, bindir, directory, conf, port):
         """Upstream's gunicorn, away from this checkout.
 
         gunicorn puts its working directory on sys.path, and from the
         checkout ``placement`` would be ours: it runs in the config
-        directory instead.  Upstream migrates in every worker at start;
-        on a fresh database two workers would race, so it is migrated
-        once beforehand.
+        directory instead.
         """
-        env = dict(os.environ, OS_PLACEMENT_CONFIG_DIR=directory)
+        env = _synced(bindir, directory, conf)
         env.pop('PYTHONPATH', None)
-        bindir = os.path.join(venv, 'bin')
-        subprocess.run([os.path.join(bindir, 'placement-manage'),
-                        '--config-file', conf, 'db', 'sync'],
-                       env=env, cwd=directory, check=True,
-                       stdout=subprocess.DEVNULL)
         return ([os.path.join(bindir, 'gunicorn'),
                  '--bind', '127.0.0.1:%d' % port,
                  '--workers', str(self.workers),
                  'placement.wsgi.api:application'], env)
+
+    def _uwsgi(self, bindir, directory, conf, port):
+        """kolla-ansible's uwsgi.ini, the server's own venv's uwsgi (run
+        in the config directory, as ``_upstream`` says why)."""
+        env = _synced(bindir, directory, conf)
+        if bindir != os.path.dirname(sys.executable):
+            env.pop('PYTHONPATH', None)
+        ini = os.path.join(directory, 'uwsgi.ini')
+        with open(ini, 'w') as handle:
+            handle.write(wsgi_servers.KOLLA_UWSGI_INI.format(
+                port=port, workers=self.workers))
+        return [os.path.join(bindir, 'uwsgi'), '--ini', ini], env
 
     def analyze(self, name):
         """ANALYZE ``name``'s database, as autovacuum soon would after a

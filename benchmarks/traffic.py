@@ -4,6 +4,7 @@
         [--servers-per-node S] [--api-reads A] [--processes P]
         [--threads T] [--rounds R] [--seconds S] [--warmup-seconds W]
         [--alone-seconds A] [--keep-data] [--backend postgresql|mysql]
+        [--wsgi-server gunicorn|uwsgi]
 
 A cloud of N compute nodes (root providers with VCPU, MEMORY_MB and
 DISK_GB, a dozen traits, an aggregate per 50 nodes) and S servers on each
@@ -23,6 +24,11 @@ and the figure is capacity: compute nodes served per core, 60 x
 node-minutes answered / CPU-seconds of the server.  Rounds of fixed
 length alternate the servers; then each call type runs alone for a few
 seconds per server, for its CPU per request and its median latency.
+
+Both servers run under gunicorn (ours through ``placement-api``, 8
+threads a worker; upstream's sync workers), or with ``--wsgi-server
+uwsgi`` both under kolla-ansible's uwsgi.ini, as the deployment tools run
+them.
 """
 
 import argparse
@@ -784,9 +790,10 @@ def print_header(args, version, load_before, loaded):
              round(1 / TRAITS_WITH_CHANGE), args.api_reads,
              *(args.api_reads * share for share in API_SHARES),
              requests_per_node_minute(args.api_reads)))
-    print('machine: %d CPUs, Python %s, %s, upstream openstack-placement %s'
-          % (os.cpu_count(), platform.python_version(), version,
-             harness.UPSTREAM_VERSION))
+    print('machine: %d CPUs, Python %s, %s, upstream openstack-placement '
+          '%s; both under %s' % (os.cpu_count(), platform.python_version(),
+                                 version, harness.UPSTREAM_VERSION,
+                                 args.wsgi_server))
     print('load average (1 min) before the run: %.2f' % load_before)
     for name in NAMES:
         print('load %-8s %s' % (name, loaded[name]))
@@ -906,6 +913,10 @@ def report(args, version, load_before, loaded, summary, alone, warmups):
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     harness.add_backend_argument(parser)
+    parser.add_argument('--wsgi-server', choices=('gunicorn', 'uwsgi'),
+                        default='gunicorn',
+                        help='what both servers run under (default '
+                        'gunicorn; uwsgi: kolla-ansible\'s uwsgi.ini)')
     parser.add_argument('--nodes', type=int, default=1000,
                         help='compute nodes (default 1000)')
     parser.add_argument('--servers-per-node', type=int, default=20,
@@ -960,7 +971,8 @@ def run(args):
     dumps = dump_paths(args) if args.keep_data else {}
     shape = (args.nodes, args.servers_per_node, args.api_reads)
     with KeptStack({'bench_%s' % name: path for name, path in dumps.items()},
-                   backend=args.backend, exited_backends=True) as stack, \
+                   backend=args.backend, exited_backends=True,
+                   wsgi_server=args.wsgi_server) as stack, \
             Loads(args.processes) as loads:
         loaded = load_cloud(stack, args, dumps)
         rounds, warmups = measure_traffic(loads, stack, shape, args)
