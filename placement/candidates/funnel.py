@@ -11,6 +11,13 @@ all its resources); the unsuffixed group has one slot per resource class
 (each class may come from a different provider).  A tree is still
 possible for a group while every slot has a pair for it.
 
+Each step counts only what is still in play when it runs: once a tree is
+no longer possible, every pair for it is out, and a provider with no
+pair left is out of play.  So the counts add up from step to step: a
+step's kept and removed providers sum to the kept of the step before it
+when both apply to the same slots, and its kept and removed trees to the
+trees kept before it, always.
+
 Unknown names are not errors here (the handler has already answered
 them as ``GET /allocation_candidates`` does): an unknown class, trait,
 aggregate or tree is simply held by nobody.
@@ -107,6 +114,12 @@ class _Group:
             alive = anchors if alive is None else alive & anchors
         return alive or set()
 
+    def _out_of_play(self, alive):
+        """Drop every pair for a tree no longer possible."""
+        for pairs in self.slots.values():
+            for anchors in pairs.values():
+                anchors.intersection_update(alive)
+
     def apply(self, check):
         slots = list(self.slots) if check.slot == 'all' else [check.slot]
         before = self._live(slots)
@@ -129,8 +142,11 @@ class _Group:
                     if why:
                         anchors.discard(anchor)
                         reasons.setdefault(pid, why)
-        after = self._live(slots)
         trees_after = self.alive_trees()
+        self._out_of_play(trees_after)
+        after = self._live(slots)
+        for pid in before - after:
+            reasons.setdefault(pid, 'no tree it could serve is left')
         step.providers_kept = len(after)
         step.providers_removed = len(before - after)
         step.trees_kept = len(trees_after)

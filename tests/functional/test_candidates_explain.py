@@ -300,6 +300,86 @@ def test_count_is_the_candidates_count(api, scenario):
         assert removed == body['trees'] - body['trees_satisfying']
 
 
+# -- the counts add up from step to step --------------------------------------
+
+def _step_slots(group, step):
+    """The slots a step narrows: one class's for a resource step of the
+    unsuffixed group, else every slot of the group."""
+    per_class = [other['resource_class'] for other in group['constraints']
+                 if other['constraint'] == 'resource_class']
+    if group['suffix'] == '' and step['constraint'] in (
+            'resource_class', 'capacity'):
+        return frozenset([step['resource_class']])
+    return frozenset(per_class if group['suffix'] == '' else ())
+
+
+def assert_counts_add_up(body):
+    """A step's kept and removed sum to what the step before it kept:
+    trees always, providers when both narrow the same slots.  What is in
+    play only shrinks, and with no tree left nothing is."""
+    for group in body['groups']:
+        trees = body['trees']
+        before = None
+        last_kept = {}      # slots: providers the last step on them kept
+        for step in group['constraints']:
+            kept, removed, trees_kept, trees_removed = counts(step)
+            assert trees_kept + trees_removed == trees, (group, step)
+            if trees == 0:
+                assert (kept, removed) == (0, 0), (group, step)
+            trees = trees_kept
+            slots = _step_slots(group, step)
+            if before is not None and before[0] == slots:
+                assert kept + removed == before[1], (group, step)
+            assert kept + removed <= last_kept.get(slots, kept + removed), (
+                group, step)
+            before = (slots, kept)
+            last_kept[slots] = kept
+
+
+@pytest.mark.parametrize('query, emptied, after', [
+    # Capacity empties the only slot: no provider is left for the traits.
+    ('resources=MEMORY_MB:8192&required=HW_CPU_X86_AVX2', 'capacity',
+     'required_traits'),
+    # VCPU's capacity leaves no tree: memory's providers are out of play.
+    ('resources=VCPU:20,MEMORY_MB:1024', 'capacity', None),
+])
+def test_a_step_counts_only_what_is_still_in_play(world, query, emptied,
+                                                  after):
+    for name in ('cn1', 'cn2', 'cn3'):
+        world.add(name, VCPU=8, MEMORY_MB=4096)
+    body = explain(world, query).json
+    [group] = body['groups']
+    constraints = group['constraints']
+    first = next(step for step in constraints
+                 if step['constraint'] == emptied)
+    assert counts(first) == (0, 3, 0, 3)
+    for step in constraints[constraints.index(first) + 1:]:
+        assert counts(step) == (0, 0, 0, 0), step
+    if after:
+        assert counts(steps(body)[after]) == (0, 0, 0, 0)
+    else:
+        memory = [step for step in constraints
+                  if step['constraint'] == 'capacity'
+                  and step['resource_class'] == 'MEMORY_MB']
+        assert [counts(step) for step in memory] == [(0, 0, 0, 0)]
+    assert_counts_add_up(body)
+
+
+@hypothesis.settings(
+    max_examples=30, deadline=None, database=None, phases=prop.PHASES,
+    suppress_health_check=[hypothesis.HealthCheck.function_scoped_fixture,
+                           hypothesis.HealthCheck.too_slow,
+                           hypothesis.HealthCheck.data_too_large])
+@hypothesis.given(scenario=prop.scenarios())
+def test_counts_add_up_step_by_step(api, scenario):
+    dep, reqs = scenario
+    prop.reset(api)
+    prop.build(api, dep)
+    for req in reqs:
+        assert_counts_add_up(api.get(
+            '/allocation_candidates/explain?' + req.query()).json)
+
+
 # -- the debug log of an empty answer -----------------------------------------
 
 EXPLAIN_LOGGER = 'placement.candidates.explain'
