@@ -87,10 +87,3 @@ def fields(state, providers):
              'root_provider_uuid': everyone[provider.root].uuid}
             for provider in providers)
 
-
-def newest_change(providers, when_empty):
-    """The latest change among ``providers``: the listing's
-    Last-Modified."""
-    stamps = [provider.changed_at for provider in providers
-              if provider.changed_at is not None]
-    return max(stamps) if stamps else when_empty

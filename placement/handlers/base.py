@@ -321,9 +321,15 @@ def utcnow():
 def newest_change(rows, when_empty=None):
     """The latest ``updated_at`` (else ``created_at``) among ``rows``: the
     Last-Modified of a listing; ``when_empty`` if no row has one."""
-    stamps = [row['updated_at'] or row['created_at'] for row in rows]
-    stamps = [stamp for stamp in stamps if stamp is not None]
-    return max(stamps) if stamps else when_empty
+    return latest((row['updated_at'] or row['created_at'] for row in rows),
+                  when_empty)
+
+
+def latest(stamps, when_empty=None):
+    """The latest of ``stamps``, those that are None left out;
+    ``when_empty`` if none is left."""
+    return max((stamp for stamp in stamps if stamp is not None),
+               default=when_empty)
 
 
 def send_cache_headers(req, resp, last_modified):

@@ -102,7 +102,8 @@ class ResourceProviders(base.Resource):
             providers = listing.matching(state, filters)
             if providers is None:
                 return False
-            changed = listing.newest_change(providers, base.utcnow())
+            changed = base.latest((provider.changed_at
+                                   for provider in providers), base.utcnow())
             # Encoded a batch at a time: 100,000 providers' bodies are
             # 74 MB of JSON, and three times that as Python objects.
             body = [b'{"resource_providers":']

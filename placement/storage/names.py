@@ -1,12 +1,17 @@
-"""Name-to-id lookups for the tables keyed by a unique ``name``.
+"""What resource classes and traits share: tables keyed by a unique
+``name``.
 
-Resource classes and traits are named by clients and joined on by id;
-every filter first turns a batch of names into ids in one query.
+Both are named by clients and joined on by id; every filter first turns
+a batch of names into ids in one query.  Both are created on a PUT that
+finds them there already, or made meanwhile by a concurrent request.
 """
 
 import functools
 
 import sqlalchemy as sa
+
+from placement.storage import changes
+from placement.storage import exceptions
 
 
 @functools.lru_cache(maxsize=None)
@@ -23,3 +28,18 @@ def ids_by_name(conn, table, names):
         return {}
     rows = conn.execute(_by_names(table), {'names': names})
     return {row.name: row.id for row in rows}
+
+
+def ensure(conn, name, find, get, create):
+    """(row, created): the row ``name`` (``find``: it or None), else
+    ``create``'s.  ``create`` raises Duplicate when a concurrent request
+    made it first; that one is read (``get``: it, or NotFound).  Finding
+    it there changes nothing the change log need hold."""
+    existing = find(conn, name)
+    if existing is None:
+        try:
+            return create(conn, name), True
+        except exceptions.Duplicate:
+            existing = get(conn, name)
+    changes.touch(conn)
+    return existing, False

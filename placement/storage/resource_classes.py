@@ -96,15 +96,8 @@ def create(conn, name):
 
 def ensure(conn, name):
     """(resource class, created): create ``name`` unless it exists."""
-    existing = find_by_name(conn, name)
-    if existing is not None:
-        changes.touch(conn)
-        return existing, False
-    try:
-        return create(conn, name), True
-    except exceptions.Duplicate:
-        changes.touch(conn)
-        return get_by_name(conn, name), False
+    return names_lookup.ensure(conn, name, find_by_name, get_by_name,
+                               create)
 
 
 def rename(conn, name, new_name):

@@ -65,19 +65,19 @@ def trait_ids_by_name(conn, names):
 
 def ensure(conn, name):
     """(trait, created): create the trait ``name`` unless it exists."""
-    existing = find_by_name(conn, name)
-    if existing is not None:
-        changes.touch(conn)
-        return existing, False
+    return names_lookup.ensure(conn, name, find_by_name, get_by_name,
+                               _create)
+
+
+def _create(conn, name):
     try:
         with conn.begin_nested():
             conn.execute(_TRAIT.insert().values(
                 name=name, created_at=tables.utcnow()))
     except sa_exc.IntegrityError:
-        changes.touch(conn)
-        return get_by_name(conn, name), False  # a concurrent create won
+        raise exceptions.Duplicate('Trait %s already exists.' % name)
     changes.names_changed(conn)
-    return get_by_name(conn, name), True
+    return get_by_name(conn, name)
 
 
 def delete(conn, name):
