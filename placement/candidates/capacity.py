@@ -85,7 +85,7 @@ def _undominated(found):
     return kept
 
 
-class _Search:
+class _CopiesSearch:
     """The largest number of copies of some patterns that fit ``free``
     ({(provider, class id): free amount})."""
 
@@ -158,7 +158,7 @@ class _Search:
 def most_copies(found, free):
     """(copies, how many of each pattern, exact): the most copies of the
     patterns ``found`` that fit ``free``."""
-    search = _Search(found, free)
+    search = _CopiesSearch(found, free)
     try:
         search.run()
     except _OutOfSteps:

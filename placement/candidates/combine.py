@@ -227,7 +227,7 @@ def _layout(slots, constraints):
     return layout
 
 
-class _Search:
+class _TreeSearch:
     """The depth-first search over one tree's slots."""
 
     def __init__(self, slots, constraints, layout):
@@ -299,4 +299,4 @@ def answers(slots, constraints):
     layout = _layout(slots, constraints)
     if hopeless(slots, constraints, layout):
         return iter(())
-    return _Search(slots, constraints, layout).run()
+    return _TreeSearch(slots, constraints, layout).run()

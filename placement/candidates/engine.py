@@ -42,11 +42,11 @@ _LARGEST_PAGE = 4096
 # (the search's bookkeeping costs more than checking so few), by the
 # search otherwise (which prunes wide trees early).
 _SMALL_PRODUCT = 64
-# How a tree is answered (see _Search._way).
+# How a tree is answered (see _RequestSearch._way).
 _PRODUCT, _FILTERED, _SEARCH = 'product', 'filtered', 'search'
 
 
-class _Search:
+class _RequestSearch:
     """The state of one request's search."""
 
     def __init__(self, state, request, settings):
@@ -431,7 +431,7 @@ class Found:
     def __init__(self, state, request, settings):
         self.state = state
         self.request = request
-        self._search = _Search(state, request, settings)
+        self._search = _RequestSearch(state, request, settings)
         try:
             self._search.resolve()
         except group_loading.Empty:
