@@ -22,6 +22,7 @@ from placement.candidates import request as candidate_request
 from placement.candidates import snapshot
 from placement.handlers import allocation_candidate_query
 from placement.handlers import base
+from placement.handlers import json_pieces
 from placement.policies import allocation_candidate as policies
 from placement.schemas import allocation_candidate as schemas
 
@@ -78,16 +79,16 @@ class AllocationCandidates(base.Resource):
             # Encoded as they come: an unbounded answer at 100,000
             # providers is never whole as Python objects.
             body = [b'{"allocation_requests":']
-            body += base.json_array(itertools.starmap(
+            body += json_pieces.json_array(itertools.starmap(
                 functools.partial(_allocation_request, version),
                 found.allocation_requests()))
             body.append(b',"provider_summaries":')
-            body += base.json_object(found.provider_summaries(
+            body += json_pieces.json_object(found.provider_summaries(
                 show_traits=version >= (1, 17),
                 show_all_resources=version >= (1, 27)))
             body.append(b'}')
             if not found.count:
                 explain.log_empty_answer(state, request)
         metrics.observe_candidates(found.count)
-        base.send_json_pieces(req, resp, body)
+        json_pieces.send_json_pieces(req, resp, body)
         base.send_cache_headers(req, resp, base.utcnow())

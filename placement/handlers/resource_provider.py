@@ -8,6 +8,7 @@ from placement.candidates import filters as candidate_filters
 from placement.candidates import listing
 from placement.candidates import snapshot
 from placement.handlers import base
+from placement.handlers import json_pieces
 from placement.handlers import query_params
 from placement.policies import resource_provider as policies
 from placement.schemas import resource_provider as schemas
@@ -107,10 +108,10 @@ class ResourceProviders(base.Resource):
             # Encoded a batch at a time: 100,000 providers' bodies are
             # 74 MB of JSON, and three times that as Python objects.
             body = [b'{"resource_providers":']
-            body += base.json_array(map(serializer(req), listing.fields(
+            body += json_pieces.json_array(map(serializer(req), listing.fields(
                 state, providers)))
             body.append(b'}')
-        base.send_json_pieces(req, resp, body)
+        json_pieces.send_json_pieces(req, resp, body)
         base.send_cache_headers(req, resp, changed)
         return True
 

@@ -129,15 +129,15 @@ def test_a_listing_encoded_in_batches_and_streamed_is_the_same(
     """A listing from the state is encoded a batch at a time, and a large
     one sent in pieces: with batches of two and everything streamed, the
     body is the one encoded in one go."""
-    from placement.handlers import base
+    from placement.handlers import json_pieces
     for n in range(5):
         rp = new_provider(client, 'rp%d' % n)
         client.put('/resource_providers/%s/inventories' % rp['uuid'],
                    json={'resource_provider_generation': 0,
                          'inventories': {'VCPU': {'total': 4}}})
     whole = client.get('/resource_providers' + query)
-    monkeypatch.setattr(base, 'ENCODE_BATCH', 2)
-    monkeypatch.setattr(base, '_JOINED_AT_MOST', 10)
+    monkeypatch.setattr(json_pieces, 'ENCODE_BATCH', 2)
+    monkeypatch.setattr(json_pieces, '_JOINED_AT_MOST', 10)
     batched = client.get('/resource_providers' + query)
     assert len(whole.json['resource_providers']) == 5
     assert batched.json == whole.json
