@@ -1,22 +1,32 @@
 """The allocation-candidate engine: where can this request be satisfied?
 
+Read in this order; each module depends only on those above it.
+
 - ``request``: what is asked, as plain values (request groups and the
   request-wide parameters), parsed from HTTP by the handler.
-- ``filters``: the SQL that narrows providers per request group (capacity,
-  traits, aggregates, trees), set-based and index-bound.
+- ``snapshot``: the in-memory state everything here reads (providers,
+  their inventories, usage, traits, aggregates and trees), kept exact by
+  the change log.
+- ``filters``: the tests a provider passes or fails for a group
+  (capacity, traits, aggregates, trees), over the state and its indexes.
+- ``combine``: per anchoring tree, the search that picks one provider per
+  slot, pruning as it goes.
 - ``groups``: each request group's names resolved, and its candidate
   providers per anchoring tree, for every tree or for a page of trees.
-- ``combine``: per anchoring tree, the search that picks one provider per
-  resource (unsuffixed group) or per group (granular groups), pruning as
-  it goes and stopping as soon as enough candidates exist.
+- ``plan``: what the search, explain and capacity read the same way: the
+  slots of an answer and their order, the bound on answers, the roots
+  ``root_required`` permits, the request-wide constraints.
 - ``summaries``: what the answer shows about each provider of its trees.
 - ``engine``: the order of it all, and the paging that lets ``limit``
   read no more trees than its answer needs.
+- ``funnel`` and ``explain``: why a request has (no) candidates, each
+  group's constraints one at a time, then the combining steps.
+- ``capacity``: how many more copies of a request fit.
 
-The in-memory state the search reads (``snapshot``) answers more than
-candidates: ``listing`` lists providers from it, and ``provider_reads``
-gives one provider's usages, traits and aggregates, the reads every
-nova-compute makes of its own provider every few minutes.
+The state answers more than candidates: ``listing`` lists providers from
+it, and ``provider_reads`` gives one provider's usages, traits and
+aggregates, the reads every nova-compute makes of its own provider every
+few minutes.
 
 Nothing here knows about HTTP.
 """

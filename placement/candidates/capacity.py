@@ -31,8 +31,7 @@ import itertools
 
 from placement.candidates import combine
 from placement.candidates import engine
-from placement.candidates import explain
-from placement.candidates import filters
+from placement.candidates import plan
 from placement.candidates import request as candidate_request
 
 PATTERN_BOUND = 200
@@ -215,13 +214,6 @@ class _Result:
                 'bounded': sorted(set(self.bounded))}
 
 
-def _roots(state, request):
-    ids = state.trait_ids
-    required = {ids.get(name, -1) for name in request.root_required}
-    forbidden = {ids.get(name) for name in request.root_forbidden} - {None}
-    return filters.roots(state, required, forbidden)
-
-
 def capacity(state, request):
     """{'roots': {uuid: copies}, 'sharing': {uuid: copies}, 'total',
     'limited_by_sharing', 'bounded': [uuids counted within a bound]}.
@@ -231,14 +223,14 @@ def capacity(state, request):
     engine.find(state, request, candidate_request.Settings(max_candidates=1),
                 show_traits=False, show_all_resources=False)
     result = _Result(state)
-    loaded = explain.load_groups(state, request)
+    loaded = plan.load_groups(state, request)
     if loaded is None:
         return result.body()
     loader, found_groups = loaded
-    *_, (_, _, constraints) = explain.constraint_levels(
+    *_, (_, _, constraints) = plan.constraint_levels(
         state, request, loader)
-    for root in _roots(state, request):
-        slots = explain.tree_slots(found_groups, root)
+    for root in plan.permitted_roots(state, request):
+        slots = plan.tree_slots(found_groups, root)
         if slots is None:
             continue
         found, complete = patterns(state, slots, constraints,

@@ -29,6 +29,7 @@ import random
 from placement.candidates import combine
 from placement.candidates import filters
 from placement.candidates import groups as group_loading
+from placement.candidates import plan
 from placement.candidates import summaries
 
 # Trees looked at by the first page of a bounded answer, at least; each
@@ -93,13 +94,6 @@ class _RequestSearch:
 
     # -- step 2 -------------------------------------------------------------
 
-    def _bound(self):
-        bounds = [self.request.limit or 0]
-        if self.settings.max_candidates >= 0:
-            bounds.append(self.settings.max_candidates)
-        bounds = [bound for bound in bounds if bound > 0]
-        return min(bounds) if bounds else None
-
     def _roots(self):
         """The roots that may anchor an answer (root_required), in id
         order."""
@@ -113,7 +107,7 @@ class _RequestSearch:
     def _scopes(self):
         """The scopes to search, in order: every tree at once, or pages
         of trees when the answer is bounded and may come from anywhere."""
-        bound = self._bound()
+        bound = plan.answer_bound(self.request, self.settings)
         if bound is None or any(r.tree_root is not None
                                 for r in self.resolved):
             yield self._everywhere()
@@ -143,34 +137,15 @@ class _RequestSearch:
 
     # -- step 3 -------------------------------------------------------------
 
-    def _templates(self):
-        """What each slot is, whatever the tree: (suffix, granular,
-        amounts as ((class id, amount), ...), named amounts, where its
-        providers come from: (group index, class id or None))."""
-        templates = []
-        for index, resolved in enumerate(self.resolved):
-            if resolved.group.granular:
-                amounts = tuple(sorted(resolved.amounts.items()))
-                templates.append((resolved.group.suffix, True, amounts,
-                                  self._named(amounts), (index, None)))
-                continue
-            for class_id in sorted(resolved.amounts):
-                amounts = ((class_id, resolved.amounts[class_id]),)
-                templates.append(('', False, amounts, self._named(amounts),
-                                  (index, class_id)))
-        return templates
-
-    def _named(self, amounts):
-        return tuple((self.class_names[class_id], amount)
-                     for class_id, amount in amounts)
-
     @staticmethod
     def _providers(groups, templates, anchor, shuffle):
         """Each slot's providers in the tree of ``anchor``."""
         lists = []
-        for *_, (index, class_id) in templates:
-            options = groups[index].by_anchor[anchor]
-            options = options if class_id is None else options[class_id]
+        for template in templates:
+            # plan.slot_providers, inline: this runs for every tree.
+            options = groups[template.group].by_anchor[anchor]
+            if template.class_id is not None:
+                options = options[template.class_id]
             if shuffle:
                 options = random.sample(options, len(options))
             lists.append(options)
@@ -198,9 +173,10 @@ class _RequestSearch:
         """Sets of slots that may compete for a provider: those asking for
         the same class, and the granular ones under isolate."""
         competing = list(combine.contested_classes(
-            [template[2] for template in templates]).values())
-        isolated = combine.isolated([template[1] for template in templates],
-                                    self.request.isolate)
+            [template.amounts for template in templates]).values())
+        isolated = combine.isolated(
+            [template.granular for template in templates],
+            self.request.isolate)
         if isolated:
             competing.append(isolated)
         return competing
@@ -235,10 +211,10 @@ class _RequestSearch:
         shuffle = self.settings.randomize
         competing = self._competing(templates)
         unsuffixed = [index for index, template in enumerate(templates)
-                      if not template[1]]
+                      if not template.granular]
         subtrees = [indexes for indexes in (
             [index for index, template in enumerate(templates)
-             if template[0] in suffixes]
+             if template.suffix in suffixes]
             for suffixes in self.request.same_subtrees) if indexes]
         for scope in self._scopes():
             groups = self._candidates(scope)
@@ -265,9 +241,10 @@ class _RequestSearch:
                                        subtrees, constraints)
                 else:
                     yield combine.answers(
-                        [combine.Slot(suffix, granular, amounts, options)
-                         for (suffix, granular, amounts, _, _), options
-                         in zip(templates, providers)], constraints)
+                        [combine.Slot(template.suffix, template.granular,
+                                      template.amounts, options)
+                         for template, options in zip(templates, providers)],
+                        constraints)
 
     def _assignments(self, templates):
         streams = self._streams(templates)
@@ -283,8 +260,8 @@ class _RequestSearch:
         them."""
         request, settings = self.request, self.settings
         providers, sharing = self.state.providers, self.state.sharing
-        templates = self._templates()
-        slots = [(suffix, named) for suffix, _, _, named, _ in templates]
+        templates = plan.slot_templates(self.resolved, self.class_names)
+        slots = [(template.suffix, template.named) for template in templates]
         # Providers that give resources; those only placing a resourceless
         # group count for neither summaries nor trees.
         every_slot_gives = all(named for _, named in slots)

@@ -30,9 +30,8 @@ import logging
 
 from placement.candidates import combine
 from placement.candidates import engine
-from placement.candidates import filters
 from placement.candidates import funnel
-from placement.candidates import groups as group_loading
+from placement.candidates import plan
 
 LOG = logging.getLogger(__name__)
 
@@ -41,72 +40,10 @@ LOG = logging.getLogger(__name__)
 _NESTED_SEARCH_BOUND = 10000
 
 
-def tree_slots(found, anchor):
-    """The combination slots of ``anchor``'s tree, in the engine's order
-    (groups as requested, the unsuffixed group's classes sorted); None
-    when some group has no provider for that tree."""
-    slots = []
-    for candidates in found:
-        options = candidates.by_anchor.get(anchor)
-        if not options:
-            return None
-        if candidates.group.granular:
-            slots.append(combine.Slot(
-                candidates.group.suffix, True,
-                tuple(sorted(candidates.amounts.items())), options))
-            continue
-        for class_id in sorted(candidates.amounts):
-            slots.append(combine.Slot(
-                '', False, ((class_id, candidates.amounts[class_id]),),
-                options.get(class_id, [])))
-    return slots
-
-
-def load_groups(state, request):
-    """(loader, each group's GroupCandidates over every tree); None when
-    a name in the request matches nothing at all."""
-    loader = group_loading.Loader(state)
-    class_names = {}
-    try:
-        resolved = [group_loading.resolve(state, group, class_names)
-                    for group in request.groups]
-    except (group_loading.Empty, filters.UnknownResourceClass,
-            filters.UnknownTrait):
-        return None
-    loader.enter(group_loading.Scope())
-    return loader, [loader.load(item) for item in resolved]
-
-
-def constraint_levels(state, request, loader):
-    """[(step name, phrase, combine.Constraints)], each adding one
-    request-wide constraint to the previous."""
-    parents = filters.Parents(state)
-    base = dict(inventory=loader.inventory,
-                required_traits=loader.unsuffixed_traits,
-                traits=loader.provider_traits)
-    levels = [('together', 'cannot fit all groups at once',
-               combine.Constraints(**base))]
-    granular = [g.suffix for g in request.groups if g.granular]
-    if request.isolate and len(granular) > 1:
-        base['isolate'] = True
-        levels.append(('group_policy_isolate',
-                       'have no separate provider for each of groups %s '
-                       '(group_policy=isolate)' % ', '.join(granular),
-                       combine.Constraints(**base)))
-    if request.same_subtrees:
-        base.update(same_subtrees=request.same_subtrees, parents=parents)
-        levels.append(('same_subtree', 'cannot place groups %s in one '
-                       'subtree (same_subtree)' % '; '.join(
-                           ','.join(sorted(s)) for s in
-                           request.same_subtrees),
-                       combine.Constraints(**base)))
-    return levels
-
-
 def _tree_tests(state, request, loader):
     """[(step name, phrase, slots -> whether the tree passes)], in order;
     each adds a constraint to the ones before."""
-    levels = constraint_levels(state, request, loader)
+    levels = plan.constraint_levels(state, request, loader)
     tests = [(name, phrase, functools.partial(_has_answer, constraints))
              for name, phrase, constraints in levels]
     if not request.nested_aware:
@@ -190,10 +127,7 @@ def _sharing_step(state, trees, found):
 def _root_required_step(state, request, trees):
     """Unknown traits here are held by no root (the engine has already
     refused them where the candidates do)."""
-    ids = state.trait_ids
-    required = {ids.get(name, -1) for name in request.root_required}
-    forbidden = {ids.get(name) for name in request.root_forbidden} - {None}
-    passing = set(filters.roots(state, required, forbidden))
+    passing = set(plan.permitted_roots(state, request))
     removed = trees.remove('root_required', 'have a root failing '
                            'root_required', trees.alive - passing)
     return _tree_step(state, 'root_required', len(trees.alive), removed,
@@ -217,7 +151,7 @@ def _combination_steps(state, request, trees, loaded):
     levels = _tree_tests(state, request, loader)
     failed = collections.defaultdict(set)
     for anchor in sorted(trees.alive):
-        slots = tree_slots(found, anchor)
+        slots = plan.tree_slots(found, anchor)
         if slots is None:
             failed['together'].add(anchor)
             continue
@@ -233,16 +167,13 @@ def _combination_steps(state, request, trees, loaded):
 
 
 def _limit_step(state, settings, request, trees, answer_roots):
-    bounds = [request.limit or 0]
-    if settings.max_candidates >= 0:
-        bounds.append(settings.max_candidates)
-    bounds = [bound for bound in bounds if bound > 0]
-    if not bounds:
+    bound = plan.answer_bound(request, settings)
+    if bound is None:
         return None
     kept = trees.alive & answer_roots
     step = _tree_step(state, 'limit', len(kept), trees.alive - kept,
-                      'not needed within the limit of %d' % min(bounds))
-    step['limit'] = min(bounds)
+                      'not needed within the limit of %d' % bound)
+    step['limit'] = bound
     return step
 
 
@@ -301,7 +232,7 @@ def explain(state, request, settings):
     trees = _Trees(roots)
     groups = _group_steps(state, request, trees)
     steps = _combination_steps(state, request, trees,
-                               load_groups(state, request))
+                               plan.load_groups(state, request))
     answer_roots = {state.providers[state.by_uuid[uuid]].root
                     for resources, _ in answers for uuid in resources}
     limit = _limit_step(state, settings, request, trees, answer_roots)
@@ -323,7 +254,8 @@ def summary(state, request):
     """Only the summary line (for the log of an empty answer)."""
     trees = _Trees(state.roots())
     _group_steps(state, request, trees)
-    _combination_steps(state, request, trees, load_groups(state, request))
+    _combination_steps(state, request, trees,
+                       plan.load_groups(state, request))
     return summary_line(len(state.roots()), len(trees.alive), trees)
 
 
