@@ -14,6 +14,7 @@ database out of reach is a 503, and contention that never cleared a 409
 the client may retry; neither a 500.
 """
 
+import collections
 import contextlib
 import logging
 import os
@@ -324,12 +325,18 @@ class Database:
     def run(self, fn, *args, write=False, **kwargs):
         """Call ``fn(conn, *args, **kwargs)`` in one transaction.
 
-        The transaction is retried from the start on transient errors.
-        A database still out of reach after the last attempt, or a pool
+        The transaction is retried from the start on transient errors,
+        up to ``_ATTEMPTS`` times for each kind of cause: a request that
+        spent its attempts waiting for the database to come back still has
+        all of them against contention once it is back (its first attempt
+        then meets every held-back writer at once), and the reverse.  A
+        database still out of reach after the last attempt, or a pool
         with no connection free within its timeout, is
-        ``exceptions.DatabaseUnavailable``.
+        ``exceptions.DatabaseUnavailable``; a transaction that lost to
+        concurrent ones each time is ``exceptions.ConcurrentUpdate``.
         """
-        for attempt in range(1, _ATTEMPTS + 1):
+        attempts = collections.Counter()
+        while True:
             try:
                 with self.engine.connect() as conn:
                     if write:
@@ -345,6 +352,10 @@ class Database:
                 raise _no_connection_free() from error
             except sa_exc.DBAPIError as error:
                 cause = transient_cause(error)
+                kind = ('unreachable' if cause in _UNREACHABLE else
+                        'contention' if cause in _CONTENTION else cause)
+                attempts[kind] += 1
+                attempt = attempts[kind]
                 if attempt == _ATTEMPTS and cause in _UNREACHABLE:
                     LOG.error('Database unreachable: %s', error.orig)
                     raise exceptions.DatabaseUnavailable(

@@ -96,6 +96,19 @@ def test_retries_stop_after_the_last_attempt(db):
     assert trait_names(db) == []
 
 
+def test_each_kind_of_cause_has_attempts_of_its_own(db):
+    """A write that spent all but one attempt waiting for the database
+    to come back, and then meets a deadlock (every held-back writer
+    arrives at once), is retried again: it lost to others once, not five
+    times."""
+    attempts = engine._ATTEMPTS
+    write = failing_writer([dbapi_error(invalidated=True)] * (attempts - 1)
+                           + [dbapi_error(pgcode='40P01')] * 2 + [None])
+    assert db.write(write) == 'done'
+    assert write.calls == attempts + 2
+    assert trait_names(db) == ['CUSTOM_ENGINE_%d' % (attempts + 2)]
+
+
 def test_an_error_raised_while_handling_a_transient_one_is_retried(db):
     """What a failed rollback to a savepoint raises after a deadlock
     carries the deadlock as its context."""
