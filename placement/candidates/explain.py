@@ -31,6 +31,7 @@ import logging
 from placement.candidates import combine
 from placement.candidates import engine
 from placement.candidates import funnel
+from placement.candidates import groups as group_loading
 from placement.candidates import plan
 
 LOG = logging.getLogger(__name__)
@@ -199,7 +200,8 @@ def summary_line(total, satisfying, trees):
 def _group_steps(state, request, trees):
     """Every group's funnel; each tree a group cannot use is removed, in
     the order of the groups and of their constraints."""
-    anchors_of = funnel.anchors_function(state)
+    # The roots a provider could serve: the search's own answer.
+    anchors_of = group_loading.Loader(state).anchors
     result = []
     for index, group in enumerate(request.groups):
         steps = funnel.run(state, group, anchors_of)

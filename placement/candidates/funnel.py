@@ -65,8 +65,8 @@ class _Check:
 
 
 def capacity_reason(name, record, amount):
-    """Why ``amount`` of class ``name`` does not fit ``record``, in the
-    operator's terms; None when it fits."""
+    """Why ``amount`` of class ``name`` does not fit ``record`` (which
+    ``filters.with_room`` has decided), in the operator's terms."""
     if record is None:
         return '%s: no inventory' % name
     if amount < record.min_unit:
@@ -76,11 +76,9 @@ def capacity_reason(name, record, amount):
     if amount % record.step_size:
         return '%s: needs %d, not a multiple of step_size %d' % (
             name, amount, record.step_size)
-    if amount > record.free:
-        return '%s: needs %d, free %d = (%d - %d reserved) x %s - %d used' % (
-            name, amount, record.free, record.total, record.reserved,
-            record.ratio, record.used)
-    return None
+    return '%s: needs %d, free %d = (%d - %d reserved) x %s - %d used' % (
+        name, amount, record.free, record.total, record.reserved,
+        record.ratio, record.used)
 
 
 def _names(names):
@@ -188,8 +186,9 @@ class _Checks:
                 'capacity', {'resource_class': name, 'amount': amount},
                 'cannot fit %s (need %d)%s' % (name, amount, self.where),
                 pair=lambda provider, _, class_id=class_id, name=name,
-                amount=amount: capacity_reason(
-                    name, provider.inventory.get(class_id), amount),
+                amount=amount: None if filters.with_room(
+                    provider, {class_id: amount}) else capacity_reason(
+                        name, provider.inventory.get(class_id), amount),
                 slot=self._slot(name))
 
     def trait_checks(self):
@@ -223,7 +222,7 @@ class _Checks:
                 'have forbidden trait %s%s' % (
                     _names(group.forbidden_traits), self.where),
                 pair=lambda provider, _: (
-                    None if provider.traits.isdisjoint(forbidden) else
+                    None if filters.traits_pass(provider, (), forbidden) else
                     'has trait %s' % _names(self.state.trait_names[t] for t
                                             in provider.traits & forbidden)))
 
@@ -232,7 +231,8 @@ class _Checks:
                for any_of in sets]
         if self.group.granular:
             return _Check(constraint, detail, phrase, pair=lambda p, _: (
-                _missing(self.state, p.traits, sets, ids)))
+                None if filters.traits_pass(p, ids, ()) else
+                _missing(p.traits, sets, ids)))
         return _Check(constraint, detail, phrase, tree=lambda anchor: (
             self._together(anchor, sets, ids)))
 
@@ -265,7 +265,9 @@ class _Checks:
             phrase = 'are not in %s%s' % (' and '.join(
                 _aggregates(s) for s in group.member_of), self.where)
             if group.granular:
-                pair = lambda p, _: _not_member(p, group.member_of)
+                pair = lambda p, _: None if filters.aggregates_pass(
+                    p, group.member_of, ()) else _not_member(
+                        p, group.member_of)
             else:
                 pair = lambda p, anchor: None if (
                     p.id in members or (anchor == p.root
@@ -312,12 +314,13 @@ class _Checks:
         yield from self.tree_checks()
 
 
-def _missing(state, traits, sets, ids):
+def _missing(traits, sets, ids):
+    """Which of ``sets`` (trait names; ``ids`` theirs) ``traits`` lacks,
+    once ``filters.traits_pass`` has said it lacks one."""
     for names, any_of in zip(sets, ids):
         if traits.isdisjoint(any_of):
             return 'lacks %s%s' % ('any of ' if len(names) > 1 else '',
                                    _names(names))
-    return None
 
 
 def _aggregates(any_of):
@@ -331,21 +334,6 @@ def _not_member(provider, member_of):
         if provider.aggregates.isdisjoint(any_of):
             return 'not in %s' % _aggregates(any_of)
     return None
-
-
-def anchors_function(state):
-    """provider -> the roots it could serve: its own, and for a sharing
-    provider the roots of the trees it shares an aggregate with."""
-    cache = {}
-
-    def anchors_of(provider):
-        if provider.id not in state.sharing:
-            return (provider.root,)
-        if provider.id not in cache:
-            cache[provider.id] = {provider.root} | state.shared_roots(
-                provider)[0]
-        return cache[provider.id]
-    return anchors_of
 
 
 def run(state, group, anchors_of):

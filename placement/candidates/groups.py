@@ -134,7 +134,7 @@ class Loader:
         the indexes would name."""
         return resolved.tree_root is None and self._scope.roots is None
 
-    def _anchors(self, provider, extra=True):
+    def anchors(self, provider, extra=True):
         """The anchors the provider may serve in this scope: its own root
         and, for a sharing provider, the roots it shares with."""
         allowed = self._scope.allowed
@@ -170,7 +170,7 @@ class Loader:
             if amounts and len(filters.with_room(
                     provider, amounts)) < len(amounts):
                 continue
-            for anchor in self._anchors(provider):
+            for anchor in self.anchors(provider):
                 by_anchor[anchor].append(provider.id)
         return GroupCandidates(group, amounts, by_anchor)
 
@@ -215,7 +215,7 @@ class Loader:
                 continue
             shares = resolved.tree_root is None and (
                 members is None or provider.id in members)
-            for anchor in self._anchors(provider, extra=shares):
+            for anchor in self.anchors(provider, extra=shares):
                 if members is not None and not (
                         provider.id in members or anchor in members):
                     continue
