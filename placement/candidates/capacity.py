@@ -226,9 +226,8 @@ def capacity(state, request):
     loaded = plan.load_groups(state, request)
     if loaded is None:
         return result.body()
-    loader, found_groups = loaded
-    *_, (_, _, constraints) = plan.constraint_levels(
-        state, request, loader)
+    found_groups = loaded[1]
+    *_, (_, _, constraints) = plan.constraint_levels(state, request, loaded)
     for root in plan.permitted_roots(state, request):
         slots = plan.tree_slots(found_groups, root)
         if slots is None:

@@ -154,20 +154,20 @@ class _RequestSearch:
     def _constraints(self, groups):
         """The constraints between slots; None when there are none, so
         that every combination of the slots' providers is an answer."""
-        request, loader = self.request, self.loader
+        request = self.request
         classes = collections.Counter(
             class_id for found in groups for class_id in found.amounts)
         granular = sum(1 for found in groups if found.group.granular)
-        if not (loader.unsuffixed_traits or request.same_subtrees
+        index = plan.trait_index(groups)
+        if not (index or request.same_subtrees
                 or (request.isolate and granular > 1)
                 or any(count > 1 for count in classes.values())):
             return None
         return combine.Constraints(
-            inventory=loader.inventory, isolate=request.isolate,
-            required_traits=loader.unsuffixed_traits,
-            traits=loader.provider_traits, complete=loader.complete,
+            inventory=self.loader.inventory, isolate=request.isolate,
             same_subtrees=request.same_subtrees,
-            parents=filters.Parents(self.state))
+            parents=filters.Parents(self.state), **plan.trait_constraints(
+                index))
 
     def _competing(self, templates):
         """Sets of slots that may compete for a provider: those asking for

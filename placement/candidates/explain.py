@@ -41,10 +41,10 @@ LOG = logging.getLogger(__name__)
 _NESTED_SEARCH_BOUND = 10000
 
 
-def _tree_tests(state, request, loader):
+def _tree_tests(state, request, loaded):
     """[(step name, phrase, slots -> whether the tree passes)], in order;
     each adds a constraint to the ones before."""
-    levels = plan.constraint_levels(state, request, loader)
+    levels = plan.constraint_levels(state, request, loaded)
     tests = [(name, phrase, functools.partial(_has_answer, constraints))
              for name, phrase, constraints in levels]
     if not request.nested_aware:
@@ -148,8 +148,8 @@ def _combination_steps(state, request, trees, loaded):
         steps.append(_tree_step(state, 'together', 0, removed,
                                 'some group matches nothing'))
         return steps
-    loader, found = loaded
-    levels = _tree_tests(state, request, loader)
+    found = loaded[1]
+    levels = _tree_tests(state, request, loaded)
     failed = collections.defaultdict(set)
     for anchor in sorted(trees.alive):
         slots = plan.tree_slots(found, anchor)

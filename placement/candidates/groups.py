@@ -31,12 +31,38 @@ class Resolved:
 
 
 @dataclasses.dataclass
+class TraitIndex:
+    """What the search must know of the unsuffixed group's required
+    traits, which its providers hold together rather than each:
+    ``required`` (sets of trait ids, one of each set needed), ``held``
+    ({provider id: the wanted trait ids it holds}) for every provider
+    loaded so far, and ``complete``, those of them holding one of every
+    set alone."""
+    required: list
+    held: dict = dataclasses.field(default_factory=dict)
+    complete: set = dataclasses.field(default_factory=set)
+
+    def learn(self, providers, state_providers):
+        """Index the providers (ids) not indexed yet."""
+        wanted = frozenset().union(*self.required)
+        held = self.held
+        for provider in providers:
+            if provider not in held:
+                traits = held[provider] = (
+                    state_providers[provider].traits & wanted)
+                if combine.holds_all(traits, self.required):
+                    self.complete.add(provider)
+
+
+@dataclasses.dataclass
 class GroupCandidates:
     """One group's providers per anchor: a list of providers (granular)
-    or {class id: providers} (unsuffixed)."""
+    or {class id: providers} (unsuffixed); for the unsuffixed group with
+    required traits, their TraitIndex (else None)."""
     group: object
     amounts: dict
     by_anchor: dict
+    traits: TraitIndex | None = None
 
 
 @dataclasses.dataclass
@@ -81,9 +107,8 @@ class Loader:
         self.state = state
         self.sharing = state.sharing
         self.inventory = filters.Inventories(state)
-        self.unsuffixed_traits = []
-        self.provider_traits = {}
-        self.complete = set()       # of provider_traits, holding them all
+        # The unsuffixed group's, grown scope after scope.
+        self._trait_index = None
         self._scope = Scope()
 
     def enter(self, scope):
@@ -239,34 +264,29 @@ class Loader:
                 if anchor in common:
                     by_anchor.setdefault(anchor, {}).setdefault(
                         class_id, []).append(provider)
-        if resolved.required:
-            self.unsuffixed_traits = resolved.required
-            wanted = frozenset().union(*resolved.required)
-            providers, known = self.state.providers, self.provider_traits
-            for per_class in by_anchor.values():
-                for members in per_class.values():
-                    for provider in members:
-                        if provider not in known:
-                            held = known[provider] = (
-                                providers[provider].traits & wanted)
-                            if combine.holds_all(held, resolved.required):
-                                self.complete.add(provider)
-            by_anchor = {anchor: per_class
-                         for anchor, per_class in by_anchor.items()
-                         if self._traits_possible(per_class, amounts)}
-        return GroupCandidates(resolved.group, amounts, by_anchor)
+        if not resolved.required:
+            return GroupCandidates(resolved.group, amounts, by_anchor)
+        index = self._trait_index
+        if index is None:
+            index = self._trait_index = TraitIndex(resolved.required)
+        for per_class in by_anchor.values():
+            for members in per_class.values():
+                index.learn(members, self.state.providers)
+        by_anchor = {anchor: per_class
+                     for anchor, per_class in by_anchor.items()
+                     if self._traits_possible(per_class, amounts, index)}
+        return GroupCandidates(resolved.group, amounts, by_anchor, index)
 
-    def _traits_possible(self, per_class, amounts):
+    def _traits_possible(self, per_class, amounts, index):
         """Whether some choice of one provider per class holds the
         unsuffixed group's required traits together."""
         lists = [per_class[class_id] for class_id in sorted(amounts)]
-        settled = combine.traits_settled(lists, self.unsuffixed_traits,
-                                         self.provider_traits, self.complete)
+        settled = combine.traits_settled(lists, index.required, index.held,
+                                         index.complete)
         if settled is not None:
             return settled
         slots = [combine.Slot('', False, (), options) for options in lists]
         constraints = combine.Constraints(
-            inventory=self.inventory,
-            required_traits=self.unsuffixed_traits,
-            traits=self.provider_traits, complete=self.complete)
+            inventory=self.inventory, required_traits=index.required,
+            traits=index.held, complete=index.complete)
         return next(combine.answers(slots, constraints), None) is not None

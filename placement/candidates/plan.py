@@ -114,13 +114,30 @@ def load_groups(state, request):
     return loader, [loader.load(item) for item in resolved]
 
 
-def constraint_levels(state, request, loader):
+def trait_index(found):
+    """The unsuffixed group's groups.TraitIndex among ``found`` (each
+    group's GroupCandidates), or None."""
+    return next((candidates.traits for candidates in found
+                 if candidates.traits is not None), None)
+
+
+def trait_constraints(index):
+    """The combine.Constraints fields a groups.TraitIndex (or None)
+    gives."""
+    if index is None:
+        return {}
+    return dict(required_traits=index.required, traits=index.held,
+                complete=index.complete)
+
+
+def constraint_levels(state, request, loaded):
     """[(step name, phrase, combine.Constraints)], each adding one
-    request-wide constraint to the previous."""
+    request-wide constraint to the previous; ``loaded`` as
+    ``load_groups`` gives it."""
+    loader, found = loaded
     parents = filters.Parents(state)
     base = dict(inventory=loader.inventory,
-                required_traits=loader.unsuffixed_traits,
-                traits=loader.provider_traits)
+                **trait_constraints(trait_index(found)))
     levels = [('together', 'cannot fit all groups at once',
                combine.Constraints(**base))]
     granular = [g.suffix for g in request.groups if g.granular]
