@@ -113,7 +113,17 @@ class Provider:
 class State:
     """Every provider, indexed the ways the search looks them up."""
 
+    # Summaries kept on providers at most (about 1 KB each: at 100,000
+    # providers an unbounded answer would otherwise keep 120 MB in every
+    # worker that gave it).
+    SUMMARIES_KEPT = 20000
+
     def __init__(self):
+        self._empty()
+
+    def _empty(self):
+        """Know nothing: what a state is made with, and what reading it
+        whole starts from."""
         self.position = None    # changes.Position the state is as of
         self.providers = {}                      # id -> Provider
         self.by_uuid = {}                        # uuid -> id
@@ -127,8 +137,7 @@ class State:
         # group starts from these instead of every provider.
         self.class_members = collections.defaultdict(set)  # class -> ids
         self.trait_members = collections.defaultdict(set)  # trait -> ids
-        # Summaries kept on providers (see candidates.summaries).
-        self.summaries_kept = 0
+        self._summaries_kept = 0    # in all providers' ``summaries``
         # Sharing provider id -> (roots it shares with, as a frozenset and
         # sorted), kept until aggregates, trees or sharing change.
         self._shared_roots = {}
@@ -183,13 +192,36 @@ class State:
         """The ids of the tree rooted at ``root``, ascending."""
         return self.trees.get(root, ())
 
+    # -- provider summaries (see candidates.summaries) ------------------
+
+    @staticmethod
+    def kept_summary(provider, shape):
+        """The summary of ``shape`` kept on ``provider``, or None."""
+        kept = provider.summaries
+        return None if kept is None else kept.get(shape)
+
+    def keep_summary(self, provider, shape, summary):
+        """Keep ``summary`` on ``provider`` until the provider is read
+        again, while fewer than SUMMARIES_KEPT are kept in all."""
+        if self._summaries_kept >= self.SUMMARIES_KEPT:
+            return
+        if provider.summaries is None:
+            provider.summaries = {}
+        provider.summaries[shape] = summary
+        self._summaries_kept += 1
+
+    def _drop_summaries(self):
+        for provider in self.providers.values():
+            provider.summaries = None
+        self._summaries_kept = 0
+
     # -- changes --------------------------------------------------------
 
     def _forget(self, provider_id):
         provider = self.providers.pop(provider_id, None)
         if provider is None:
             return
-        self.summaries_kept -= len(provider.summaries or ())
+        self._summaries_kept -= len(provider.summaries or ())
         del self.by_uuid[provider.uuid]
         self._tree(provider.root).discard(provider_id)
         _unindex(self.aggregate_members, provider.aggregates, provider_id)
@@ -252,9 +284,7 @@ class State:
             os_traits.MISC_SHARES_VIA_AGGREGATE)
         self.sharing = {provider.id for provider in self.providers.values()
                         if self._sharing_trait in provider.traits}
-        for provider in self.providers.values():
-            provider.summaries = None
-        self.summaries_kept = 0
+        self._drop_summaries()     # they show class and trait names
         self._shared_roots = {}
 
     def _load_providers(self, conn, ids=None):
@@ -265,7 +295,7 @@ class State:
                 conn, column, ids),)
 
         if ids is None:
-            self.__init__()
+            self._empty()
             self._load_names(conn)
         else:
             before = self._placement(ids)

@@ -2,14 +2,10 @@
 
 A provider's summary changes only when the provider does, and the state
 replaces a provider's object when it reloads it; so each summary is built
-once per shape and kept on the provider until then, for at most
-KEPT summaries in all (about 1 KB each: at 100,000 providers an
-unbounded answer would otherwise keep 120 MB in every worker that gave
-it).  A summary is shared by every answer that shows it and must not be
+once per shape and kept by the state (``State.keep_summary``) until then.
+A summary is shared by every answer that shows it and must not be
 changed.
 """
-
-KEPT = 20000
 
 
 def shown(state, request, used, show_traits, show_all_resources):
@@ -38,16 +34,11 @@ def shown(state, request, used, show_traits, show_all_resources):
     shape = (show_traits, request.nested_aware)
     for id_ in ids:
         provider = providers[id_]
-        kept = provider.summaries
-        summary = None if kept is None else kept.get(shape)
+        summary = state.kept_summary(provider, shape)
         if summary is None:
             summary = _summary(state, provider, show_traits,
                                request.nested_aware, None)
-            if state.summaries_kept < KEPT:
-                if kept is None:
-                    kept = provider.summaries = {}
-                kept[shape] = summary
-                state.summaries_kept += 1
+            state.keep_summary(provider, shape, summary)
         yield provider.uuid, summary
 
 

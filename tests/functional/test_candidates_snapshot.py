@@ -25,7 +25,6 @@ import webtest
 
 from placement import app as placement_app
 from placement.candidates import snapshot
-from placement.candidates import summaries
 from placement.storage import changes
 from placement.storage import engine
 
@@ -510,10 +509,10 @@ def test_the_large_read_hook_runs_after_whole_or_many_reads(
     assert len(calls) == 3
 
 def test_summaries_kept_are_bounded_and_counted(client, db, monkeypatch):
-    """Summaries are kept on providers for at most summaries.KEPT in all
+    """Summaries are kept on providers for at most SUMMARIES_KEPT in all
     (a bound on a worker's memory); a provider read again gives its
     place back, and answers are the same whether kept or not."""
-    monkeypatch.setattr(summaries, 'KEPT', 2)
+    monkeypatch.setattr(snapshot.State, 'SUMMARIES_KEPT', 2)
     uuids = []
     for name in ('a', 'b', 'c'):
         rp = client.post('/resource_providers', json={'name': name}).json
@@ -524,7 +523,7 @@ def test_summaries_kept_are_bounded_and_counted(client, db, monkeypatch):
     query = '/allocation_candidates?resources=VCPU:1'
     first = client.get(query).json
     state = snapshot.of(db).state
-    assert state.summaries_kept == 2
+    assert state._summaries_kept == 2
     assert sum(len(p.summaries or ()) for p in state.providers.values()) == 2
     assert client.get(query).json == first
     client.put('/allocations/' + _uuid('kept'), json={
@@ -534,7 +533,7 @@ def test_summaries_kept_are_bounded_and_counted(client, db, monkeypatch):
     second = client.get(query).json
     assert second['provider_summaries'][uuids[0]]['resources'][
         'VCPU']['used'] == 1
-    assert state.summaries_kept == sum(
+    assert state._summaries_kept == sum(
         len(p.summaries or ()) for p in state.providers.values()) == 2
 
 
