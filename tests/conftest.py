@@ -12,6 +12,7 @@ import shutil
 import uuid
 
 import pytest
+import sqlalchemy as sa
 import webtest
 
 from placement import app as placement_app
@@ -187,6 +188,15 @@ def db(conf, database_url):
     database = engine.Database.from_conf(conf)
     yield database
     database.dispose()
+
+
+@pytest.fixture
+def foreign(database_url):
+    """An engine on the test's database that is not this service's (plain
+    SQLAlchemy): its writes are what SQL run by hand would be."""
+    foreign_engine = sa.create_engine(database_url)
+    yield foreign_engine
+    foreign_engine.dispose()
 
 
 @pytest.fixture

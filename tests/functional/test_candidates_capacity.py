@@ -151,16 +151,10 @@ def expected_capacity(dep, req):
     return roots, sharing
 
 
-@hypothesis.settings(
-    max_examples=40, deadline=None, database=None, phases=prop.PHASES,
-    suppress_health_check=[hypothesis.HealthCheck.function_scoped_fixture,
-                           hypothesis.HealthCheck.too_slow,
-                           hypothesis.HealthCheck.data_too_large])
+@prop.on_random_deployments(40)
 @hypothesis.given(scenario=prop.scenarios())
 def test_capacity_is_the_brute_force_count(api, scenario):
-    dep, reqs = scenario
-    prop.reset(api)
-    prop.build(api, dep)
+    dep, reqs = prop.built(api, scenario)
     for req in reqs:
         resp = api.get('/allocation_candidates/capacity?' + req.query(),
                        status='*')

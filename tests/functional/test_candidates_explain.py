@@ -276,16 +276,10 @@ def test_openapi_marks_it_an_extension(client):
 
 # -- the count is the candidates' count ---------------------------------------
 
-@hypothesis.settings(
-    max_examples=30, deadline=None, database=None, phases=prop.PHASES,
-    suppress_health_check=[hypothesis.HealthCheck.function_scoped_fixture,
-                           hypothesis.HealthCheck.too_slow,
-                           hypothesis.HealthCheck.data_too_large])
+@prop.on_random_deployments(30)
 @hypothesis.given(scenario=prop.scenarios())
 def test_count_is_the_candidates_count(api, scenario):
-    dep, reqs = scenario
-    prop.reset(api)
-    prop.build(api, dep)
+    dep, reqs = prop.built(api, scenario)
     for req in reqs:
         query = req.query()
         answered = api.get('/allocation_candidates?' + query).json
@@ -365,16 +359,10 @@ def test_a_step_counts_only_what_is_still_in_play(world, query, emptied,
     assert_counts_add_up(body)
 
 
-@hypothesis.settings(
-    max_examples=30, deadline=None, database=None, phases=prop.PHASES,
-    suppress_health_check=[hypothesis.HealthCheck.function_scoped_fixture,
-                           hypothesis.HealthCheck.too_slow,
-                           hypothesis.HealthCheck.data_too_large])
+@prop.on_random_deployments(30)
 @hypothesis.given(scenario=prop.scenarios())
 def test_counts_add_up_step_by_step(api, scenario):
-    dep, reqs = scenario
-    prop.reset(api)
-    prop.build(api, dep)
+    _, reqs = prop.built(api, scenario)
     for req in reqs:
         assert_counts_add_up(api.get(
             '/allocation_candidates/explain?' + req.query()).json)

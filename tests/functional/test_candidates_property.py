@@ -364,18 +364,31 @@ PHASES = [phase for phase in hypothesis.Phase
           or phase not in (hypothesis.Phase.shrink, hypothesis.Phase.explain)]
 
 
-@hypothesis.settings(
-    max_examples=int(os.environ.get('CANDIDATES_EXAMPLES', 60)),
-    deadline=None, database=None, phases=PHASES,
-    suppress_health_check=[hypothesis.HealthCheck.function_scoped_fixture,
-                           hypothesis.HealthCheck.too_slow,
-                           hypothesis.HealthCheck.data_too_large])
-@hypothesis.given(scenario=scenarios(), first_page=st.sampled_from([16, 1]))
-def test_candidates_match_the_reference(api, scenario, first_page):
-    """With pages of one tree too, so that a bounded answer spans pages."""
+def on_random_deployments(max_examples):
+    """The settings of a test over ``scenarios()``: no deadline, no
+    example database, the function-scoped ``api`` fixture reused."""
+    return hypothesis.settings(
+        max_examples=max_examples, deadline=None, database=None,
+        phases=PHASES, suppress_health_check=[
+            hypothesis.HealthCheck.function_scoped_fixture,
+            hypothesis.HealthCheck.too_slow,
+            hypothesis.HealthCheck.data_too_large])
+
+
+def built(api, scenario):
+    """The scenario's deployment built through ``api`` from nothing; its
+    (deployment, requests)."""
     dep, reqs = scenario
     reset(api)
     build(api, dep)
+    return dep, reqs
+
+
+@on_random_deployments(int(os.environ.get('CANDIDATES_EXAMPLES', 60)))
+@hypothesis.given(scenario=scenarios(), first_page=st.sampled_from([16, 1]))
+def test_candidates_match_the_reference(api, scenario, first_page):
+    """With pages of one tree too, so that a bounded answer spans pages."""
+    dep, reqs = built(api, scenario)
     with mock.patch.object(engine, '_FIRST_PAGE', first_page):
         for req in reqs:
             _events(dep, req, check(api, dep, req))

@@ -15,7 +15,6 @@ import threading
 import uuid as uuidlib
 
 import pytest
-import sqlalchemy as sa
 import webtest
 
 from placement import app as placement_app
@@ -50,14 +49,6 @@ def cloud(client):
             'resource_provider_generation': 0, 'inventories': inventories})
         found[name] = uuid
     return found
-
-
-@pytest.fixture
-def foreign(database_url):
-    """An engine that is not this service's: plain SQLAlchemy."""
-    foreign_engine = sa.create_engine(database_url)
-    yield foreign_engine
-    foreign_engine.dispose()
 
 
 def _fresh_answer(conf, database_url, query):

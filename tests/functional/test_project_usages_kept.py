@@ -48,14 +48,6 @@ def hosts(client):
     return found
 
 
-@pytest.fixture
-def foreign(database_url):
-    """An engine that is not this service's: plain SQLAlchemy."""
-    foreign_engine = sa.create_engine(database_url)
-    yield foreign_engine
-    foreign_engine.dispose()
-
-
 def _allocate(client, consumer, host, vcpu, project='p1', user='u1',
               consumer_type='INSTANCE', status=None):
     generation = client.get('/allocations/' + consumer).json.get(
