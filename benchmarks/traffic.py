@@ -776,11 +776,11 @@ def verdict(met):
 def print_header(args, version, load_before, loaded):
     print('Nova steady traffic: %d compute nodes x %d servers (%d '
           'consumers, %d projects), %d load processes x %d threads '
-          '(closed loop), %d rounds x %g s per server, %d gunicorn workers '
+          '(closed loop), %d rounds x %g s per server, %d %s workers '
           'each' % (args.nodes, args.servers_per_node,
                     args.nodes * args.servers_per_node, PROJECTS,
                     args.processes, args.threads, args.rounds, args.seconds,
-                    harness.WORKERS))
+                    harness.WORKERS, args.wsgi_server))
     print('per node-minute: 1 GET allocations; 1 in %d: in_tree, '
           'aggregates, traits, sharing; %.0f%%: GET+PUT inventories '
           '(1 in %d of those + PUT traits); API reads %.2f (consumer '
