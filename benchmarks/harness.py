@@ -174,12 +174,15 @@ class Server:
                 self.proc.wait()
 
 
-def _synced(bindir, directory, conf):
+def _synced(bindir, directory, conf, ours):
     """The environment a server in ``bindir`` reads ``directory``'s
     configuration with, its database migrated once beforehand: a server
     that migrates in every worker at start (upstream, or any under uwsgi)
-    would race itself on a fresh database."""
+    would race itself on a fresh database.  Upstream's (not ``ours``)
+    leaves out PYTHONPATH, which may name this checkout."""
     env = dict(os.environ, OS_PLACEMENT_CONFIG_DIR=directory)
+    if not ours:
+        env.pop('PYTHONPATH', None)
     subprocess.run([os.path.join(bindir, 'placement-manage'),
                     '--config-file', conf, 'db', 'sync'],
                    env=env, cwd=directory, check=True,
@@ -391,8 +394,7 @@ class Stack:
         checkout ``placement`` would be ours: it runs in the config
         directory instead.
         """
-        env = _synced(bindir, directory, conf)
-        env.pop('PYTHONPATH', None)
+        env = _synced(bindir, directory, conf, ours=False)
         return ([os.path.join(bindir, 'gunicorn'),
                  '--bind', '127.0.0.1:%d' % port,
                  '--workers', str(self.workers),
@@ -401,9 +403,8 @@ class Stack:
     def _uwsgi(self, bindir, directory, conf, port):
         """kolla-ansible's uwsgi.ini, the server's own venv's uwsgi (run
         in the config directory, as ``_upstream`` says why)."""
-        env = _synced(bindir, directory, conf)
-        if bindir != os.path.dirname(sys.executable):
-            env.pop('PYTHONPATH', None)
+        env = _synced(bindir, directory, conf,
+                      ours=bindir == os.path.dirname(sys.executable))
         ini = os.path.join(directory, 'uwsgi.ini')
         with open(ini, 'w') as handle:
             handle.write(wsgi_servers.KOLLA_UWSGI_INI.format(
