@@ -42,16 +42,22 @@ class TraitIndex:
     held: dict = dataclasses.field(default_factory=dict)
     complete: set = dataclasses.field(default_factory=set)
 
-    def learn(self, providers, state_providers):
-        """Index the providers (ids) not indexed yet."""
-        wanted = frozenset().union(*self.required)
-        held = self.held
-        for provider in providers:
-            if provider not in held:
-                traits = held[provider] = (
-                    state_providers[provider].traits & wanted)
-                if combine.holds_all(traits, self.required):
-                    self.complete.add(provider)
+    def __post_init__(self):
+        self._wanted = frozenset().union(*self.required)
+
+    def learn(self, by_anchor, state_providers):
+        """Index the providers of ``by_anchor`` ({anchor: {class id:
+        provider ids}}) not indexed yet."""
+        wanted, required = self._wanted, self.required
+        held, complete = self.held, self.complete
+        for per_class in by_anchor.values():
+            for members in per_class.values():
+                for provider in members:
+                    if provider not in held:
+                        traits = held[provider] = (
+                            state_providers[provider].traits & wanted)
+                        if combine.holds_all(traits, required):
+                            complete.add(provider)
 
 
 @dataclasses.dataclass
@@ -269,9 +275,7 @@ class Loader:
         index = self._trait_index
         if index is None:
             index = self._trait_index = TraitIndex(resolved.required)
-        for per_class in by_anchor.values():
-            for members in per_class.values():
-                index.learn(members, self.state.providers)
+        index.learn(by_anchor, self.state.providers)
         by_anchor = {anchor: per_class
                      for anchor, per_class in by_anchor.items()
                      if self._traits_possible(per_class, amounts, index)}
