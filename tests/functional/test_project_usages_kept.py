@@ -11,6 +11,7 @@ the database at that moment.
 
 import json
 import random
+import threading
 import uuid as uuidlib
 
 import pytest
@@ -343,4 +344,70 @@ def test_only_the_changed_project_is_read_again(client, db, allocated):
     client.get('/usages?project_id=p2', version='1.9')  # reads the log
     assert [key for key in kept if key[1] == 'p1'] == []
     assert [key for key in kept if key[1] == 'p2'] == p2_before
+    _assert_exact(client, db)
+
+
+@pytest.mark.backends('postgresql', 'mysql')
+def test_an_answer_read_across_a_write_is_not_kept(client, db, allocated):
+    """The race the threads below may or may not hit, made to happen: a
+    reader sums p1 as of before a write to p1, and before it can keep
+    that answer another reader has already caught up past the write.
+    The stale answer must not be kept."""
+    kept = project_usages._Kept(db)
+    before = []
+
+    def read(conn, project_id, user_id):
+        answer = usages.for_project(conn, project_id, user_id)
+        if not before:
+            before.append(answer)
+            _allocate(client, _uuid('a'), allocated[0], 6)
+            kept.answer(db, usages.for_project, 'p2', None)
+        return answer
+
+    assert kept.answer(db, read, 'p1', None) == before[0]
+    fresh = db.read(usages.for_project, 'p1')
+    assert fresh != before[0]
+    assert kept.answer(db, read, 'p1', None) == fresh
+
+
+def test_readers_racing_writers_keep_nothing_stale(client, db, app, hosts):
+    """Readers in several threads of one process, while writers move
+    consumers between projects and resize them: once the writes stop,
+    every answer equals a fresh read (no answer kept from before a write
+    its reader had not yet seen)."""
+    consumers = [_uuid('race-%d' % number) for number in range(4)]
+    for consumer in consumers:
+        _allocate(client, consumer, hosts[0], 1)
+    stop = threading.Event()
+    failures = []
+
+    def read():
+        reader = Client(webtest.TestApp(app.app))
+        while not stop.is_set():
+            try:
+                _answers(reader)
+            except Exception as error:  # noqa: BLE001 - reported below
+                failures.append(error)
+                return
+
+    def write(offset):
+        writer = Client(webtest.TestApp(app.app))
+        chooser = random.Random(offset)
+        for _ in range(25):
+            consumer = consumers[offset + 2 * chooser.randrange(2)]
+            _allocate(writer, consumer, chooser.choice(hosts),
+                      chooser.randint(1, 4), chooser.choice(PROJECTS),
+                      chooser.choice(USERS), status='*')
+
+    readers = [threading.Thread(target=read) for _ in range(3)]
+    writers = [threading.Thread(target=write, args=(offset,))
+               for offset in range(2)]
+    for thread in readers + writers:
+        thread.start()
+    for thread in writers:
+        thread.join()
+    stop.set()
+    for thread in readers:
+        thread.join()
+    assert failures == []
     _assert_exact(client, db)
