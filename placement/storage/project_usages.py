@@ -113,13 +113,12 @@ class _Kept:
             self._position = current
 
     def _drop(self, changed):
-        """Drop what the log entries ``changed`` (None: unknown) touch."""
-        if changed is None:
-            self._answers.clear()
-            self._keys_of.clear()
-            return
-        providers, projects = changes.split(changed)
-        if changes.EVERYTHING in providers or changes.NAMES in providers:
+        """Drop what the log entries ``changed`` (None: unknown) touch:
+        every answer for an unknown change, any change by anything else,
+        or a renamed class or trait (answers show class names)."""
+        providers, projects = changes.split(changed or ())
+        if (changed is None or changes.EVERYTHING in providers
+                or changes.NAMES in providers):
             self._answers.clear()
             self._keys_of.clear()
             return
