@@ -45,6 +45,11 @@ class TraitIndex:
     def __post_init__(self):
         self._wanted = frozenset().union(*self.required)
 
+    def constraint_fields(self):
+        """The combine.Constraints fields the index gives."""
+        return dict(required_traits=self.required, traits=self.held,
+                    complete=self.complete)
+
     def learn(self, by_anchor, state_providers):
         """Index the providers of ``by_anchor`` ({anchor: {class id:
         provider ids}}) not indexed yet."""
@@ -290,7 +295,6 @@ class Loader:
         if settled is not None:
             return settled
         slots = [combine.Slot('', False, (), options) for options in lists]
-        constraints = combine.Constraints(
-            inventory=self.inventory, required_traits=index.required,
-            traits=index.held, complete=index.complete)
+        constraints = combine.Constraints(inventory=self.inventory,
+                                          **index.constraint_fields())
         return next(combine.answers(slots, constraints), None) is not None

@@ -124,10 +124,7 @@ def trait_index(found):
 def trait_constraints(index):
     """The combine.Constraints fields a groups.TraitIndex (or None)
     gives."""
-    if index is None:
-        return {}
-    return dict(required_traits=index.required, traits=index.held,
-                complete=index.complete)
+    return {} if index is None else index.constraint_fields()
 
 
 def constraint_levels(state, request, loaded):
