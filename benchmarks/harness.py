@@ -359,7 +359,8 @@ class Stack:
         bindir = (os.path.dirname(sys.executable) if name == 'ours'
                   else os.path.join(venv, 'bin'))
         if self.wsgi_server == 'uwsgi':
-            argv, env = self._uwsgi(bindir, directory, conf, port)
+            argv, env = self._uwsgi(bindir, directory, conf, port,
+                                    ours=name == 'ours')
         elif name == 'ours':
             argv, env = self._ours(conf, port)
         else:
@@ -400,11 +401,10 @@ class Stack:
                  '--workers', str(self.workers),
                  'placement.wsgi.api:application'], env)
 
-    def _uwsgi(self, bindir, directory, conf, port):
+    def _uwsgi(self, bindir, directory, conf, port, ours):
         """kolla-ansible's uwsgi.ini, the server's own venv's uwsgi (run
         in the config directory, as ``_upstream`` says why)."""
-        env = _synced(bindir, directory, conf,
-                      ours=bindir == os.path.dirname(sys.executable))
+        env = _synced(bindir, directory, conf, ours)
         ini = os.path.join(directory, 'uwsgi.ini')
         with open(ini, 'w') as handle:
             handle.write(wsgi_servers.KOLLA_UWSGI_INI.format(
