@@ -35,6 +35,7 @@ from placement.handlers import aggregate
 from placement.handlers import allocation
 from placement.handlers import allocation_candidate
 from placement.handlers import allocation_candidate_extras
+from placement.handlers import audit
 from placement.handlers import base
 from placement.handlers import inventory
 from placement.handlers import openapi_document
@@ -88,6 +89,8 @@ def routes():
          allocation_candidate_extras.Explain()),
         ('/allocation_candidates/capacity',
          allocation_candidate_extras.Capacity()),
+        ('/audit', audit.Audit()),
+        ('/audit/what_if', audit.WhatIf()),
     ]
     return api + [(openapi.PATH, openapi_document.OpenAPIDocument(api))]
 

@@ -397,6 +397,37 @@ class State:
                       id_ in sharing)
                 for id_ in ids if id_ in providers}
 
+    def with_inventories(self, inventories):
+        """A copy of the state as it would be were the providers of
+        ``inventories`` ({provider id: {class id: (total, reserved,
+        min_unit, max_unit, step_size, allocation_ratio)}}, each a whole
+        inventory) to have those, usage unchanged: what the audit's
+        what-if searches.  The copy shares everything else with this
+        state, so it is read under this state's lock and then dropped;
+        it is never refreshed."""
+        copy = object.__new__(State)
+        copy.__dict__.update(self.__dict__)
+        copy.providers = dict(self.providers)
+        copy.class_members = collections.defaultdict(
+            set, self.class_members)
+        copy._summaries_kept = self.SUMMARIES_KEPT  # keep none on copies
+        for provider_id, records in inventories.items():
+            current = self.providers[provider_id]
+            provider = Provider(current.id, current.uuid, current.parent,
+                                current.root, current.name,
+                                current.generation, current.changed_at)
+            provider.traits = current.traits
+            provider.aggregates = current.aggregates
+            provider.inventory = _Inventories(sorted(
+                (class_id, Inventory(*fields, _used(current, class_id)))
+                for class_id, fields in records.items()))
+            for class_id in set(current.inventory) ^ set(records):
+                members = set(copy.class_members.get(class_id, ()))
+                members.symmetric_difference_update((provider_id,))
+                copy.class_members[class_id] = members
+            copy.providers[provider_id] = provider
+        return copy
+
     def is_at(self, summary):
         """Whether the state is as of ``summary`` (``Position.summary``)."""
         return (self.position is not None
@@ -425,6 +456,11 @@ class State:
                 self._load_providers(conn, changed)
         self.position = current
         return whole, len(self.providers) if whole else len(changed)
+
+
+def _used(provider, class_id):
+    record = provider.inventory.get(class_id)
+    return record.used if record is not None else 0
 
 
 def _unindex(index, keys, provider_id):

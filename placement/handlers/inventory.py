@@ -71,26 +71,27 @@ def _check_generation(provider, data):
                               code=error_codes.CONCURRENT_UPDATE)
 
 
-def _capacity_problem(req, provider, resource_class, record):
-    """Why ``record`` cannot be stored, or None.
+def capacity_problem(uuid, resource_class, record, reserved_can_be_total):
+    """Why ``record`` cannot be stored on the provider ``uuid``, or None.
 
     Before 1.26 all of total may not be reserved; from 1.26 it may, but
     reserved may still not exceed total.  Either way the test is on the
     capacity, so a ratio that scales it to nothing counts too.
     """
-    reserved_can_be_total = microversion.is_at_least(req, '1.26')
     capacity = storage.capacity(record)
     if capacity < 0 or (capacity == 0 and not reserved_can_be_total):
         return ("Invalid inventory for '%s' on resource provider '%s'. "
                 "The reserved value is greater than %stotal."
-                % (resource_class, provider['uuid'],
+                % (resource_class, uuid,
                    '' if reserved_can_be_total else 'or equal to '))
     return None
 
 
 def validate_capacities(req, provider, records, action):
+    reserved_can_be_total = microversion.is_at_least(req, '1.26')
     for resource_class, record in records.items():
-        problem = _capacity_problem(req, provider, resource_class, record)
+        problem = capacity_problem(provider['uuid'], resource_class, record,
+                                   reserved_can_be_total)
         if problem:
             raise errors.BadRequest(
                 'Unable to %s inventory for resource provider %s: %s'

@@ -11,6 +11,7 @@ from placement.policies import aggregate
 from placement.policies import allocation
 from placement.policies import allocation_candidate
 from placement.policies import allocation_candidate_extras
+from placement.policies import audit
 from placement.policies import base
 from placement.policies import inventory
 from placement.policies import reshaper
@@ -40,4 +41,5 @@ def list_rules():
         reshaper.list_rules(),
         # This service's extensions, after upstream's rules.
         allocation_candidate_extras.list_rules(),
+        audit.list_rules(),
     ))

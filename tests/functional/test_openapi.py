@@ -59,7 +59,9 @@ def test_extensions_are_marked(document):
         'application/merge-patch+json', 'application/json'}
     extensions = [patch] + [
         document['paths']['/allocation_candidates/' + name]['get']
-        for name in ('explain', 'capacity')]
+        for name in ('explain', 'capacity')] + [
+        document['paths']['/audit']['get'],
+        document['paths']['/audit/what_if']['post']]
     assert all(o['x-openstack-extension'] is True for o in extensions)
     others = [operation for item in document['paths'].values()
               for name, operation in item.items()

@@ -73,6 +73,8 @@ EXPECTED_RULES = {
     # This service's extensions, after upstream's rules.
     'placement:allocation_candidates:explain': ('rule:admin_api', PROJECT),
     'placement:allocation_candidates:capacity': ('rule:admin_api', PROJECT),
+    'placement:audit': ('rule:admin_api', PROJECT),
+    'placement:audit:what_if': ('rule:admin_api', PROJECT),
 }
 
 RP = '/resource_providers/{uuid}'
@@ -128,6 +130,8 @@ EXPECTED_OPERATIONS = {
         ('GET', '/allocation_candidates/explain')],
     'placement:allocation_candidates:capacity': [
         ('GET', '/allocation_candidates/capacity')],
+    'placement:audit': [('GET', '/audit')],
+    'placement:audit:what_if': [('POST', '/audit/what_if')],
 }
 
 # Base rules that fall back to the pre-Wallaby admin-only default.

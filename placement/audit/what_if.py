@@ -1,0 +1,207 @@
+"""What changed inventories would do, before they are sent.
+
+The changes are given per provider, or for every provider of an
+aggregate or with a trait; each class's fields are merged over its
+current record (so one field can change alone), and a null removes the
+class.  For every provider and class changed: capacity before and after,
+usage, how far over capacity it is before and would be after, the
+consumers holding the excess (largest first, then newest, as the audit
+lists them), and whether upstream's API would refuse the change (a class
+removed while allocated).  With a request, how many more copies of it
+fit before and after, counted as ``GET /allocation_candidates/capacity``
+counts them, on a copy of the candidate state carrying the new
+inventories.  Nothing is written.
+"""
+
+import dataclasses
+
+from placement.candidates import capacity
+from placement.candidates import snapshot
+from placement.storage import audit as storage
+from placement.storage import inventories as inventory_storage
+
+# The fields of a record, in the order snapshot.Inventory takes them.
+FIELDS = ('total', 'reserved', 'min_unit', 'max_unit', 'step_size',
+          'allocation_ratio')
+
+
+class Invalid(ValueError):
+    """The changes name what does not exist, or make a record that
+    cannot be stored; the message says which."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Changes:
+    """{key: {class name: {field: value} or None}} per provider uuid,
+    aggregate uuid and trait name; applied in that order reversed, so a
+    provider's own change wins over its aggregate's, which wins over its
+    trait's."""
+    inventories: dict = dataclasses.field(default_factory=dict)
+    by_aggregate: dict = dataclasses.field(default_factory=dict)
+    by_trait: dict = dataclasses.field(default_factory=dict)
+
+
+def what_if(db, changes, defaults, check_record, request=None):
+    """The answer's body (JSON-ready).
+
+    ``defaults`` fills the fields a new record leaves out;
+    ``check_record(provider uuid, class name, record)`` says why a
+    merged record cannot be stored (None when it can), as a PUT of it
+    would be answered; ``request`` (a CandidateRequest) is counted in
+    copies before and after.
+    """
+    with snapshot.of(db).fresh() as state:
+        records = _merged(state, changes, defaults)
+        for (provider_id, name), record in records.items():
+            if record is not None:
+                problem = check_record(state.providers[provider_id].uuid,
+                                       name, record)
+                if problem:
+                    raise Invalid(problem)
+        rows = _rows(state, records)
+        copies = None
+        if request is not None:
+            after = state.with_inventories(_whole(state, records))
+            copies = {'before': capacity.capacity(state, request)['total'],
+                      'after': capacity.capacity(after, request)['total']}
+    over = [(row['_provider'], row['_class']) for row in rows
+            if row['over_after']]
+    held = db.read(storage.holdings, over) if over else {}
+    for row in rows:
+        holdings = held.get((row.pop('_provider'), row.pop('_class')), ())
+        row['consumers'] = [holding.consumer for holding in holdings]
+    body = {'providers': rows}
+    if copies is not None:
+        body['capacity'] = copies
+    return body
+
+
+def _targets(state, changes):
+    """[(provider ids, {class name: change}, whether the providers were
+    named one by one)], broadest first."""
+    targets = []
+    for name, classes in sorted(changes.by_trait.items()):
+        trait = state.trait_ids.get(name)
+        if trait is None:
+            raise Invalid('No such trait %s.' % name)
+        targets.append((sorted(state.trait_members.get(trait, ())),
+                        classes, False))
+    for aggregate, classes in sorted(changes.by_aggregate.items()):
+        members = state.aggregate_members.get(aggregate)
+        if not members:
+            raise Invalid('No resource provider is a member of aggregate '
+                          '%s.' % aggregate)
+        targets.append((sorted(members), classes, False))
+    for uuid, classes in sorted(changes.inventories.items()):
+        provider = state.by_uuid.get(uuid)
+        if provider is None:
+            raise Invalid('No resource provider with uuid %s found.' % uuid)
+        targets.append(([provider], classes, True))
+    return targets
+
+
+def _merged(state, changes, defaults):
+    """{(provider id, class name): the record after (None: removed)} of
+    every provider and class the changes touch.
+
+    A change named for one provider must make a whole record (a class it
+    has not got needs ``total``); one for an aggregate's or a trait's
+    providers changes only the providers that have the class, unless it
+    gives ``total``."""
+    class_ids = state.class_ids
+    merged = {}
+    for provider_ids, classes, named in _targets(state, changes):
+        for name, change in classes.items():
+            class_id = class_ids.get(name)
+            if class_id is None:
+                raise Invalid('No such resource class %s.' % name)
+            for provider_id in provider_ids:
+                key = (provider_id, name)
+                current = merged.get(key, _record(
+                    state.providers[provider_id], class_id))
+                if change is None:
+                    merged[key] = None
+                elif current is None and 'total' not in change:
+                    if named:
+                        raise Invalid(
+                            'Resource provider %s has no %s inventory: '
+                            'give its total.' % (
+                                state.providers[provider_id].uuid, name))
+                else:
+                    merged[key] = dict(current or defaults, **change)
+    return merged
+
+
+def _record(provider, class_id):
+    record = provider.inventory.get(class_id)
+    if record is None:
+        return None
+    return dict(zip(FIELDS, (record.total, record.reserved, record.min_unit,
+                             record.max_unit, record.step_size,
+                             record.ratio)))
+
+
+def _whole(state, records):
+    """{provider id: {class id: fields}}: each changed provider's whole
+    inventory after the changes."""
+    whole = {}
+    class_ids = state.class_ids
+    for (provider_id, name), record in records.items():
+        inventory = whole.get(provider_id)
+        if inventory is None:
+            provider = state.providers[provider_id]
+            inventory = whole[provider_id] = {
+                class_id: tuple(_record(provider, class_id)[field]
+                                for field in FIELDS)
+                for class_id in provider.inventory}
+        if record is None:
+            inventory.pop(class_ids[name], None)
+        else:
+            inventory[class_ids[name]] = tuple(record[field]
+                                               for field in FIELDS)
+    return whole
+
+
+def _rows(state, records):
+    rows = []
+    for (provider_id, name), record in records.items():
+        provider = state.providers[provider_id]
+        class_id = state.class_ids[name]
+        current = provider.inventory.get(class_id)
+        used = current.used if current is not None else 0
+        before = current.capacity if current is not None else 0
+        after = (inventory_storage.capacity(record)
+                 if record is not None else 0)
+        refused = None
+        if record is None and used:
+            refused = ('%s is allocated (%d used): a write removing it is '
+                       'refused' % (name, used))
+        rows.append({
+            'resource_provider': {'uuid': provider.uuid,
+                                  'name': provider.name},
+            'resource_class': name,
+            'capacity_before': before,
+            'capacity_after': after,
+            'used': used,
+            'over_before': max(0, used - before),
+            'over_after': max(0, used - after),
+            'refused': refused,
+            'reason': _reason(name, used, before, after, record),
+            '_provider': provider_id,
+            '_class': class_id,
+        })
+    rows.sort(key=lambda row: (-row['over_after'],
+                               row['resource_provider']['uuid'],
+                               row['resource_class']))
+    return rows
+
+
+def _reason(name, used, before, after, record):
+    if record is None:
+        return '%s removed: capacity %d -> 0, %d used' % (name, before, used)
+    words = 'capacity %d -> %s = (%d - %d reserved) x %s, %d used' % (
+        before, after, record['total'], record['reserved'],
+        record['allocation_ratio'], used)
+    if used > after:
+        words += ': %d over' % (used - after)
+    return words

@@ -1,0 +1,204 @@
+"""The audit's reads of allocations: who holds what, which consumers span
+trees, which migrations are old.
+
+The audit's other facts (inventories, usage, trees, sharing) come from
+the candidate state in memory; what only the allocation rows know is
+read here, each in one statement over the whole table or in statements
+narrowed to the few consumers or providers a finding names.  Plain
+values in and out; nothing here knows about HTTP.
+"""
+
+import collections
+
+import os_traits
+import sqlalchemy as sa
+
+from placement.storage import tables
+
+_ALLOC = tables.allocations
+_RP = tables.resource_providers
+_RP_TRAIT = tables.resource_provider_traits
+_TRAIT = tables.traits
+_RC = tables.resource_classes
+_CONSUMER = tables.consumers
+_PROJECT = tables.projects
+_USER = tables.users
+_TYPE = tables.consumer_types
+
+# When a consumer's allocations were last written: allocations are
+# replaced whole on every write, so the newest row says.
+_WRITTEN = sa.func.coalesce(_ALLOC.c.updated_at, _ALLOC.c.created_at)
+
+# Consumers or providers named in one IN list at most.
+_CHUNK = 1000
+
+Holding = collections.namedtuple('Holding', 'consumer used written')
+Consumer = collections.namedtuple(
+    'Consumer', 'uuid consumer_type project_id user_id')
+
+
+def holdings(conn, pairs):
+    """{(provider id, class id): [Holding]} for ``pairs``, each list
+    largest first, then newest, then by consumer uuid."""
+    found = collections.defaultdict(list)
+    providers = sorted({provider for provider, _ in pairs})
+    wanted = set(pairs)
+    for chunk in _chunks(providers):
+        rows = conn.execute(
+            sa.select(_ALLOC.c.resource_provider_id,
+                      _ALLOC.c.resource_class_id, _ALLOC.c.consumer_id,
+                      sa.func.sum(_ALLOC.c.used), sa.func.max(_WRITTEN))
+            .where(_ALLOC.c.resource_provider_id.in_(chunk))
+            .group_by(_ALLOC.c.resource_provider_id,
+                      _ALLOC.c.resource_class_id, _ALLOC.c.consumer_id))
+        for provider, class_id, consumer, used, written in rows:
+            if (provider, class_id) in wanted:
+                found[provider, class_id].append(
+                    Holding(consumer, int(used), written))
+    for held in found.values():
+        held.sort(key=_largest_then_newest)
+    return found
+
+
+def _largest_then_newest(holding):
+    written = holding.written
+    return (-holding.used, -written.timestamp() if written else 0,
+            holding.consumer)
+
+
+def _spans():
+    """Per consumer holding in two or more trees: the lowest and highest
+    root among its providers that do not share, and the lowest and
+    highest sharing provider it holds on."""
+    shares = _RP_TRAIT.alias('shares')
+    sharing_trait = (
+        sa.select(_TRAIT.c.id)
+        .where(_TRAIT.c.name == os_traits.MISC_SHARES_VIA_AGGREGATE)
+        .scalar_subquery())
+    not_sharing = shares.c.trait_id.is_(None)
+    root = _RP.c.root_provider_id
+    sharing_provider = sa.case((not_sharing, None),
+                               else_=_ALLOC.c.resource_provider_id)
+    own_root = sa.case((not_sharing, root), else_=None)
+    return (
+        sa.select(_ALLOC.c.consumer_id.label('consumer'),
+                  sa.func.min(own_root).label('lo'),
+                  sa.func.max(own_root).label('hi'),
+                  sa.func.min(sharing_provider).label('s_lo'),
+                  sa.func.max(sharing_provider).label('s_hi'))
+        .select_from(_ALLOC.join(
+            _RP, _RP.c.id == _ALLOC.c.resource_provider_id)
+                     .outerjoin(shares, sa.and_(
+                         shares.c.resource_provider_id ==
+                         _ALLOC.c.resource_provider_id,
+                         shares.c.trait_id == sharing_trait)))
+        .group_by(_ALLOC.c.consumer_id)
+        .having(sa.func.min(root) != sa.func.max(root))
+        .subquery('spans'))
+
+
+def spanning(conn):
+    """Who holds in two or more trees, in one pass over the allocations:
+    ({(root id, sharing provider id): how many consumers}, [consumer
+    uuid]).
+
+    Most such consumers hold in one tree of their own and on one sharing
+    provider elsewhere (a compute node and its storage pool); those are
+    counted by that pair, which the caller checks against the sharing
+    relation once per pair rather than once per consumer.  The others
+    (two trees of their own, several sharing providers, or sharing
+    providers only) are named one by one: they are few, and the caller
+    looks at each whole."""
+    spans = _spans()
+    simple = sa.and_(spans.c.lo.isnot(None), spans.c.lo == spans.c.hi,
+                     spans.c.s_lo == spans.c.s_hi)
+    root = sa.case((simple, spans.c.lo), else_=None).label('root')
+    sharing = sa.case((simple, spans.c.s_lo), else_=None).label('sharing')
+    consumer = sa.case((simple, None),
+                       else_=spans.c.consumer).label('consumer')
+    pairs, others = {}, []
+    for root_id, sharing_id, uuid, count in conn.execute(
+            sa.select(root, sharing, consumer, sa.func.count())
+            .group_by(root, sharing, consumer)):
+        if uuid is None:
+            pairs[root_id, sharing_id] = count
+        else:
+            others.append(uuid)
+    return pairs, others
+
+
+def holding_on_both(conn, root, provider):
+    """The consumers holding in the tree of ``root`` and on the provider
+    ``provider`` (outside that tree)."""
+    in_tree = (sa.select(_ALLOC.c.consumer_id)
+               .select_from(_ALLOC.join(
+                   _RP, _RP.c.id == _ALLOC.c.resource_provider_id))
+               .where(_RP.c.root_provider_id == root))
+    return sorted(conn.execute(
+        sa.select(_ALLOC.c.consumer_id).distinct()
+        .where(_ALLOC.c.resource_provider_id == provider,
+               _ALLOC.c.consumer_id.in_(in_tree))).scalars())
+
+
+Held = collections.namedtuple(
+    'Held', 'consumer provider provider_uuid root root_uuid resource_class '
+            'used written')
+
+
+def allocations_of(conn, consumers):
+    """{consumer uuid: [Held]}: what each of ``consumers`` holds, where
+    (provider and root, by id and uuid) and since when."""
+    root = _RP.alias('root')
+    found = collections.defaultdict(list)
+    for chunk in _chunks(sorted(consumers)):
+        for row in conn.execute(
+                sa.select(_ALLOC.c.consumer_id,
+                          _ALLOC.c.resource_provider_id, _RP.c.uuid,
+                          _RP.c.root_provider_id, root.c.uuid, _RC.c.name,
+                          _ALLOC.c.used, _WRITTEN)
+                .select_from(
+                    _ALLOC.join(_RP,
+                                _RP.c.id == _ALLOC.c.resource_provider_id)
+                    .join(root, root.c.id == _RP.c.root_provider_id)
+                    .join(_RC, _RC.c.id == _ALLOC.c.resource_class_id))
+                .where(_ALLOC.c.consumer_id.in_(chunk))):
+            found[row[0]].append(Held(*row))
+    return found
+
+
+def consumers(conn, uuids):
+    """{uuid: Consumer} of those of ``uuids`` with a consumer record
+    (allocations written before consumers were recorded have none)."""
+    found = {}
+    columns = (_CONSUMER.c.uuid, _TYPE.c.name, _PROJECT.c.external_id,
+               _USER.c.external_id)
+    joined = (_CONSUMER
+              .join(_PROJECT, _PROJECT.c.id == _CONSUMER.c.project_id)
+              .join(_USER, _USER.c.id == _CONSUMER.c.user_id)
+              .outerjoin(_TYPE, _TYPE.c.id == _CONSUMER.c.consumer_type_id))
+    for chunk in _chunks(sorted(uuids)):
+        for row in conn.execute(sa.select(*columns).select_from(joined)
+                                .where(_CONSUMER.c.uuid.in_(chunk))):
+            found[row[0]] = Consumer(*row)
+    return found
+
+
+def migrations_written_before(conn, cutoff):
+    """{consumer uuid: when its allocations were last written} for the
+    consumers of type MIGRATION whose allocations were all last written
+    before ``cutoff`` (a naive UTC datetime)."""
+    written = sa.func.max(_WRITTEN)
+    return dict(conn.execute(
+        sa.select(_ALLOC.c.consumer_id, written)
+        .select_from(_ALLOC.join(_CONSUMER,
+                                 _CONSUMER.c.uuid == _ALLOC.c.consumer_id)
+                     .join(_TYPE,
+                           _TYPE.c.id == _CONSUMER.c.consumer_type_id))
+        .where(_TYPE.c.name == 'MIGRATION')
+        .group_by(_ALLOC.c.consumer_id)
+        .having(written < cutoff)).all())
+
+
+def _chunks(values, size=_CHUNK):
+    for start in range(0, len(values), size):
+        yield values[start:start + size]
