@@ -81,7 +81,7 @@ def by_consumer(names):
     return {consumer(name): name for name in names}
 
 
-# -- over capacity -------------------------------------------------------------
+# -- over capacity ------------------------------------------------------------
 
 def test_over_capacity_after_ratio_and_reserved_change(world, foreign):
     world.add('cn1', VCPU=16, MEMORY_MB=4096)
@@ -112,7 +112,7 @@ def test_over_capacity_after_ratio_and_reserved_change(world, foreign):
     assert vcpu['reason'] == 'used 10 > capacity 8 = (16 - 0 reserved) x 0.5'
 
 
-# -- split consumers -----------------------------------------------------------
+# -- split consumers ----------------------------------------------------------
 
 def test_split_consumers_are_those_no_sharing_explains(world):
     world.add('cn1', VCPU=8, DISK_GB=100, aggregates=[AGG_A])
@@ -164,7 +164,7 @@ def test_split_consumers_are_those_no_sharing_explains(world):
                   for f in found) == ['evacuated', 'migrating']
 
 
-# -- stale migrations ----------------------------------------------------------
+# -- stale migrations ---------------------------------------------------------
 
 def test_stale_migrations_are_old_migration_consumers(world, foreign):
     world.add('cn1', VCPU=8)
@@ -192,7 +192,7 @@ def test_stale_migrations_are_old_migration_consumers(world, foreign):
     assert found['stale_migrations'] == []
 
 
-# -- unusable inventory --------------------------------------------------------
+# -- unusable inventory -------------------------------------------------------
 
 def test_unusable_inventory_but_not_all_reserved(world):
     world.client.put('/resource_classes/CUSTOM_BAREMETAL', status=(201, 204))
@@ -216,7 +216,7 @@ def test_unusable_inventory_but_not_all_reserved(world):
     ], key=lambda f: world.uuid(f[0]))
 
 
-# -- filters -------------------------------------------------------------------
+# -- filters ------------------------------------------------------------------
 
 @pytest.fixture
 def troubled(world, foreign):
@@ -287,7 +287,7 @@ def test_filters_narrow_every_kind(troubled):
         'unusable_inventory': []}
 
 
-# -- errors, versions, policy ---------------------------------------------------
+# -- errors, versions, policy -------------------------------------------------
 
 @pytest.mark.parametrize('query', [
     'kind=leaks', 'kind=over_capacity,', 'stale_after=-1', 'stale_after=x',
