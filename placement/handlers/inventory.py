@@ -98,10 +98,14 @@ def validate_capacities(req, provider, records, action):
                 % (action, provider['uuid'], problem))
 
 
-def _warn_over_capacity(provider, resource_classes):
-    for resource_class in resource_classes:
-        LOG.warning('Resource provider %s is now over-capacity for %s',
-                    provider['uuid'], resource_class)
+def warn_over_capacity(provider_uuid, excesses):
+    """A warning for each class a committed write left allocated beyond
+    its capacity (``storage.Excess``): the operator's cue to move
+    consumers (``GET /audit?kind=over_capacity`` names them)."""
+    for excess in excesses:
+        LOG.warning('Resource provider %s is now over-capacity for %s: '
+                    '%d used, capacity %s', provider_uuid,
+                    excess.resource_class, excess.used, excess.capacity)
 
 
 def _serialize(record):
@@ -194,7 +198,7 @@ class Inventories(base.Resource):
         except storage_exc.ConcurrentUpdate as exc:
             raise errors.Conflict('update conflict: %s' % exc.message,
                                   code=error_codes.CONCURRENT_UPDATE)
-        _warn_over_capacity(provider, over)
+        warn_over_capacity(provider['uuid'], over)
         _send_all(req, resp, records, generation, tables.utcnow())
 
     @base.operation("Delete all of a provider's inventories", since='1.5',
@@ -254,8 +258,7 @@ class Inventory(base.Resource):
         except storage_exc.ConcurrentUpdate as exc:
             raise errors.Conflict('update conflict: %s' % exc.message,
                                   code=error_codes.CONCURRENT_UPDATE)
-        if over:
-            _warn_over_capacity(provider, [resource_class])
+        warn_over_capacity(provider['uuid'], over)
         _send_one(req, resp, record, generation, tables.utcnow())
 
     @base.operation('Delete one inventory of a provider',

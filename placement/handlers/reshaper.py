@@ -50,7 +50,7 @@ class Reshaper(base.Resource):
         writes = [allocation.consumer_write(req, consumer_uuid, body)
                   for consumer_uuid, body in data['allocations'].items()]
         try:
-            allocation_storage.retrying(
+            excesses = allocation_storage.retrying(
                 req.context.db,
                 req.context.conf.placement.allocation_conflict_retry_count,
                 storage.reshape, inventories, writes,
@@ -73,4 +73,6 @@ class Reshaper(base.Resource):
         except allocation_storage.CannotAllocate as exc:
             raise errors.Conflict('Unable to allocate inventory: %s'
                                   % exc.message)
+        for uuid, excess in excesses.items():
+            inventory.warn_over_capacity(uuid, excess)
         resp.status = falcon.HTTP_204

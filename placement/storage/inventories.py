@@ -11,6 +11,7 @@ A record is a dict with ``total``, ``reserved``, ``min_unit``,
 ``max_unit``, ``step_size`` and ``allocation_ratio``.
 """
 
+import collections
 import math
 
 import sqlalchemy as sa
@@ -139,8 +140,16 @@ def _refuse_if_in_use(provider, current, class_ids):
             % (', '.join(in_use), provider['uuid']))
 
 
-def _over_capacity(current, record):
-    return int(current['used']) > capacity(record)
+# A class a write leaves allocated beyond its capacity.
+Excess = collections.namedtuple('Excess', 'resource_class used capacity')
+
+
+def _excess(name, current, record):
+    """Excess of ``record`` against what ``current`` has allocated, or
+    None."""
+    used = int(current['used'])
+    limit = capacity(record)
+    return Excess(name, used, limit) if used > limit else None
 
 
 def _values(record):
@@ -196,17 +205,18 @@ def create(conn, provider, resource_class, record):
 def update(conn, provider, resource_class, record):
     """Change the existing record of ``resource_class``.
 
-    Returns (new generation, whether allocations now exceed capacity).
+    Returns (new generation, [Excess] when allocations now exceed
+    capacity).
     """
     class_id = _class_ids(conn, [resource_class])[resource_class]
     current = _current(conn, provider['id'])
     if class_id not in current:
         raise InventoryNotFound(
             'No inventory of class %s found.' % resource_class)
-    over = _over_capacity(current[class_id], record)
+    excess = _excess(resource_class, current[class_id], record)
     generation = _bump(conn, provider)
     _update(conn, provider['id'], class_id, record)
-    return generation, over
+    return generation, [excess] if excess else []
 
 
 def delete(conn, provider, resource_class):
@@ -228,17 +238,18 @@ def replace_all(conn, provider, records):
     """Make ``records`` ({class name: record}) the whole inventory.
 
     Classes not named are removed (refused if allocated), the others added
-    or updated.  Returns (new generation, names of updated classes whose
-    allocations now exceed capacity).
+    or updated.  Returns (new generation, [Excess] of the updated classes
+    whose allocations now exceed capacity).
     """
     ids = _class_ids(conn, list(records))
     wanted = {ids[name]: name for name in records}
     current = _current(conn, provider['id'])
     removed = [class_id for class_id in current if class_id not in wanted]
     _refuse_if_in_use(provider, current, removed)
-    over = [name for class_id, name in wanted.items()
-            if class_id in current
-            and _over_capacity(current[class_id], records[name])]
+    over = [excess for excess in (
+        _excess(name, current[class_id], records[name])
+        for class_id, name in wanted.items() if class_id in current)
+        if excess]
     generation = _bump(conn, provider)
     if removed:
         conn.execute(_INV.delete().where(

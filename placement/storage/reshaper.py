@@ -47,7 +47,9 @@ def _providers(conn, inventories):
 
 def reshape(conn, inventories, writes, check_generation):
     """Make ``inventories`` ({provider uuid: (generation, {class:
-    record})}) and the allocations of ``writes`` (ConsumerWrite) true."""
+    record})}) and the allocations of ``writes`` (ConsumerWrite) true;
+    {provider uuid: [inventories.Excess]} of the classes left allocated
+    beyond capacity."""
     providers = _providers(conn, inventories)
     prepared = allocations.prepare(conn, writes, check_generation)
     for uuid, (_, records) in inventories.items():
@@ -59,6 +61,8 @@ def reshape(conn, inventories, writes, check_generation):
         union.update(records)
         inventory_storage.replace_all(conn, provider, union)
     allocations.apply(conn, writes, prepared)
+    excesses = {}
     for uuid, (_, records) in inventories.items():
-        inventory_storage.replace_all(
+        _, excesses[uuid] = inventory_storage.replace_all(
             conn, providers_core.get_by_uuid(conn, uuid), records)
+    return excesses

@@ -3,6 +3,7 @@ aged in the database where only time makes it), answered exactly, on
 every backend; its filters, errors, versions and policy."""
 
 import datetime
+import logging
 import uuid as uuidlib
 
 import pytest
@@ -308,3 +309,46 @@ def test_served_at_every_microversion_to_admins_only(world):
     world.client.token = 'user'
     assert error(audit(world, status=403))['code'] == (
         'placement.undefined_code')
+
+
+# -- the warning a write leaves ----------------------------------------------
+
+def _over_capacity_warnings(caplog):
+    return [r.getMessage() for r in caplog.records
+            if r.levelno == logging.WARNING and 'over-capacity' in
+            r.getMessage()]
+
+
+def test_writes_leaving_a_provider_over_capacity_warn(world, caplog):
+    world.add('cn1', VCPU=8, MEMORY_MB=1024)
+    claim(world, {'a': {'cn1': {'VCPU': 6, 'MEMORY_MB': 512}}})
+    caplog.set_level(logging.WARNING)
+    change_inventory(world, 'cn1', 'VCPU', allocation_ratio=0.5)
+    assert _over_capacity_warnings(caplog) == [
+        'Resource provider %s is now over-capacity for VCPU: 6 used, '
+        'capacity 4' % world.uuid('cn1')]
+    caplog.clear()
+    world.client.put(
+        '/resource_providers/%s/inventories' % world.uuid('cn1'), json={
+            'resource_provider_generation': generation(
+                world.client, world.rps['cn1']),
+            'inventories': {'VCPU': {'total': 8, 'allocation_ratio': 0.5},
+                            'MEMORY_MB': {'total': 1024, 'reserved': 768}}})
+    assert sorted(_over_capacity_warnings(caplog)) == [
+        'Resource provider %s is now over-capacity for %s' % (
+            world.uuid('cn1'), words)
+        for words in ('MEMORY_MB: 512 used, capacity 256',
+                      'VCPU: 6 used, capacity 4')]
+    caplog.clear()
+    # A reshape that keeps the allocations but shrinks the inventory.
+    world.client.post('/reshaper', json={
+        'inventories': {world.uuid('cn1'): {
+            'resource_provider_generation': generation(
+                world.client, world.rps['cn1']),
+            'inventories': {'VCPU': {'total': 5},
+                            'MEMORY_MB': {'total': 1024}}}},
+        'allocations': {}}, status=204,
+        headers={'X-Roles': 'admin,service'})     # reshaper: service only
+    assert _over_capacity_warnings(caplog) == [
+        'Resource provider %s is now over-capacity for VCPU: 6 used, '
+        'capacity 5' % world.uuid('cn1')]
