@@ -20,6 +20,7 @@ from gunicorn.app import base as gunicorn_base
 from oslo_config import cfg
 
 from placement import app
+from placement import audit_metrics
 from placement import capacity_metrics
 from placement import config_loader
 from placement import metrics
@@ -124,13 +125,22 @@ def _capacity_collectors(conf):
     return [collector]
 
 
+def _audit_collectors(conf):
+    """The placement_audit gauges' collector, unless switched off."""
+    if not conf.metrics.audit_interval:
+        return []
+    return [audit_metrics.Collector(engine.Database.from_conf(conf),
+                                    conf.metrics.audit_interval)]
+
+
 def _serve_metrics(conf):
     """Before the workers fork: their samples' directory, and the parent's
     exposition of their sums on [metrics] bind."""
     directory = tempfile.mkdtemp(prefix='placement-metrics-')
     atexit.register(shutil.rmtree, directory, True)
     metrics.prepare_multiprocess(directory)
-    metrics.serve(conf.metrics.bind, _capacity_collectors(conf))
+    metrics.serve(conf.metrics.bind,
+                  _capacity_collectors(conf) + _audit_collectors(conf))
     LOG.info('Metrics served on http://%s/metrics', conf.metrics.bind)
 
 

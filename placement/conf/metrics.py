@@ -31,6 +31,11 @@ OPTS = [
                help='Seconds between two computations of the '
                     'placement_capacity gauges (a scrape reads the last '
                     'one, never computes).'),
+    cfg.IntOpt('audit_interval', default=60, min=0,
+               help='Publish placement_audit_findings gauges (the '
+                    'findings of GET /audit by kind), counted when '
+                    'scraped at most once in this many seconds; 0 '
+                    'publishes none.'),
 ]
 
 
