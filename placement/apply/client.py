@@ -1,7 +1,8 @@
 """The REST calls placement-apply makes, through a keystoneauth session.
 
 Only what upstream Placement has (microversion 1.38), so the same file
-applies to this service and to upstream's alike.
+applies to this service and to upstream's alike; the one exception,
+this service's what-if (``--dry-run``), is asked for only where served.
 """
 
 import urllib.parse
@@ -101,3 +102,15 @@ class Placement:
 
     def ensure_trait(self, name):
         self._call('PUT', '/traits/' + name, ok=(201, 204))
+
+    def what_if(self, inventories):
+        """POST /audit/what_if of ``inventories`` ({uuid: {class: record
+        or None}}): its answer, or None where the service has no such
+        route (upstream Placement)."""
+        try:
+            return self._call('POST', '/audit/what_if',
+                              {'inventories': inventories})
+        except Failed as exc:
+            if exc.status in (404, 405):
+                return None
+            raise

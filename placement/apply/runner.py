@@ -81,6 +81,43 @@ def render(plan):
     return '\n'.join(lines)
 
 
+def inventory_changes(plan):
+    """{uuid: {class: wanted record, or None to remove}} of the providers
+    that exist and whose inventory the plan changes: what the what-if
+    is asked about."""
+    changes = {}
+    for change in plan.changes:
+        if change.intent.create or change.empty():
+            continue
+        current = plans.comparable(change.current[0])
+        wanted = change.wanted()[0]
+        classes = {rc: wanted.get(rc) for rc in set(current) | set(wanted)
+                   if current.get(rc) != wanted.get(rc)}
+        if classes:
+            changes[change.intent.uuid] = classes
+    return changes
+
+
+def render_what_if(answer):
+    """The what-if's answer as lines under the plan: each class whose
+    capacity changes, and who would hold any excess."""
+    lines = ['What the inventory changes would do:']
+    for row in answer['providers']:
+        provider = row['resource_provider']
+        line = '    %s %s: capacity %d -> %d, %d used' % (
+            provider['name'] or provider['uuid'], row['resource_class'],
+            row['capacity_before'], row['capacity_after'], row['used'])
+        if row['refused']:
+            line += '; REFUSED: %s' % row['refused']
+        elif row['over_after']:
+            line += '; OVER CAPACITY by %d, held by %s' % (
+                row['over_after'], ', '.join(row['consumers']))
+        lines.append(line)
+    over = sum(1 for row in answer['providers'] if row['over_after'])
+    lines.append('%d class(es) would be over capacity.' % over)
+    return '\n'.join(lines)
+
+
 @dataclasses.dataclass
 class Report:
     applied: list = dataclasses.field(default_factory=list)

@@ -8,9 +8,11 @@ upstream Placement alike, with the ``openstack`` CLI's options:
 ``--os-cloud`` (clouds.yaml), or ``--os-auth-type``/``--os-auth-url``/...
 and the ``OS_*`` variables; ``--os-auth-type admin_token --os-endpoint URL
 --os-token TOKEN`` for a noauth service. It prints what it will change,
-then changes it (``--dry-run``: only prints). Exit status: 0 done (or
-nothing to do), 1 something failed part way (the report says what was
-and was not applied), 2 the file is invalid or names what does not exist.
+then changes it (``--dry-run``: only prints, with what the inventory
+changes would do, where the service answers ``POST /audit/what_if``).
+Exit status: 0 done (or nothing to do), 1 something failed part way (the
+report says what was and was not applied), 2 the file is invalid or
+names what does not exist.
 """
 
 import argparse
@@ -108,6 +110,24 @@ def _write_state(path, state):
     os.replace(partial, path)
 
 
+def _what_if(client, plan):
+    """Print what the plan's inventory changes would do (capacity, any
+    excess and who holds it), where the service says (this one's
+    POST /audit/what_if)."""
+    changes = runner.inventory_changes(plan)
+    if not changes:
+        return
+    try:
+        answer = client.what_if(changes)
+    except placement_client.Failed as exc:
+        print('What-if not answered: %s' % exc.detail)
+        return
+    if answer is None:
+        print('What-if not answered: the service has no /audit/what_if.')
+        return
+    print(runner.render_what_if(answer))
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     args = _parser(argv).parse_args(argv)
@@ -131,6 +151,7 @@ def main(argv=None):
         return 2
     print(runner.render(plan))
     if args.dry_run:
+        _what_if(client, plan)
         print('Dry run: nothing written.')
         return 0
     if plan.empty():

@@ -314,3 +314,46 @@ def test_a_new_inventory_needs_a_total(server, tmp_path, capsys):
     assert 'provider cn1 has no VCPU inventory yet: a new one needs a ' \
         'total' in out.err
     assert _provider(server, 'cn1')['inventories'] == {}
+
+
+RATIO_FILE = '''\
+meta:
+  schema_version: '1.0'
+providers:
+  - identification:
+      name: cn1
+    inventories:
+      additional:
+        - VCPU: {total: 8, allocation_ratio: 0.5}
+'''
+
+
+def test_dry_run_says_what_the_inventory_changes_would_do(server, tmp_path,
+                                                          capsys):
+    _, cn1 = request(server, 'GET', '/resource_providers?name=cn1')
+    uuid = cn1['resource_providers'][0]['uuid']
+    request(server, 'PUT', '/resource_providers/%s/inventories' % uuid,
+            {'resource_provider_generation': 0,
+             'inventories': {'VCPU': {'total': 8}}})
+    consumer = 'c0a8f1e2-0000-4000-8000-000000000001'
+    status, _ = request(server, 'PUT', '/allocations/' + consumer, {
+        'allocations': {uuid: {'resources': {'VCPU': 6}}},
+        'project_id': 'p', 'user_id': 'u', 'consumer_generation': None,
+        'consumer_type': 'INSTANCE'})
+    assert status == 204
+    path = tmp_path / 'ratio.yaml'
+    path.write_text(RATIO_FILE)
+    code, out = _run(server, path, '--dry-run', capsys=capsys)
+    assert code == 0, out
+    _, what_if = request(server, 'POST', '/audit/what_if', {
+        'inventories': {uuid: {'VCPU': {'allocation_ratio': 0.5}}}})
+    assert what_if['providers'][0]['over_after'] == 2
+    assert out.out.endswith(
+        'What the inventory changes would do:\n'
+        '    cn1 VCPU: capacity 8 -> 4, 6 used; OVER CAPACITY by 2, held '
+        'by %s\n'
+        '1 class(es) would be over capacity.\n'
+        'Dry run: nothing written.\n' % consumer)
+    _, inventory = request(server, 'GET', '/resource_providers/%s/'
+                           'inventories' % uuid)
+    assert inventory['inventories']['VCPU']['allocation_ratio'] == 1.0
