@@ -20,8 +20,9 @@ derived.
 
 Inventories and usage are read from the candidate state in memory,
 exact as of the request; only what the allocation rows alone know is
-read from the database (``storage.audit``): one pass over them for the
-consumers spanning trees, and narrow reads for what the findings name.
+read from the database (``storage.audit``), narrowly for what the
+findings name; the consumers spanning trees are kept in memory
+(``storage.consumer_spans``), exact by the change log.
 """
 
 import dataclasses
@@ -29,6 +30,7 @@ import datetime
 
 from placement.candidates import snapshot
 from placement.storage import audit as storage
+from placement.storage import consumer_spans
 from placement.storage import tables
 
 KINDS = ('over_capacity', 'split_consumers', 'stale_migrations',
@@ -69,13 +71,12 @@ def audit(db, scope, now=None):
     # What only the allocation rows know is read first, outside the
     # state's lock: the candidate searches of this process wait on it.
     if 'split_consumers' in wanted:
-        pairs, others = db.read(storage.spanning)
-        others = db.read(storage.allocations_of, others) if others else {}
+        spans = consumer_spans.of(db)
     if 'stale_migrations' in wanted:
         cutoff = now - datetime.timedelta(seconds=scope.stale_after)
         written = db.read(storage.migrations_written_before, cutoff)
         stale = db.read(storage.allocations_of, written) if written else {}
-    over = unusable = split_pairs = split = ()
+    over = unusable = split = ()
     with snapshot.of(db).fresh() as state:
         in_scope = _providers_in_scope(state, scope)
         if 'over_capacity' in wanted:
@@ -83,19 +84,13 @@ def audit(db, scope, now=None):
         if 'unusable_inventory' in wanted and not scope.project_id:
             unusable = _unusable(state, in_scope)
         if 'split_consumers' in wanted:
-            split_pairs = [pair for pair in pairs
-                           if not _shares_with(state, *pair)]
-            split = {uuid: held for uuid, held in others.items()
-                     if len(_unexplained_trees(state, held)) > 1}
+            split = set(_split(state, spans))
     body = {}
     if 'over_capacity' in wanted:
         body['over_capacity'] = _with_holders(db, over, scope)
     if 'split_consumers' in wanted:
-        for root, sharing in split_pairs:
-            split.update(db.read(storage.allocations_of, db.read(
-                storage.holding_on_both, root, sharing)))
-        body['split_consumers'] = _split_consumers(db, split, in_scope,
-                                                   scope)
+        held = db.read(storage.allocations_of, split) if split else {}
+        body['split_consumers'] = _split_consumers(db, held, in_scope, scope)
     if 'stale_migrations' in wanted:
         body['stale_migrations'] = _stale_migrations(
             db, stale, in_scope, scope, now)
@@ -234,20 +229,23 @@ def _unusable(state, in_scope):
 
 # -- consumer findings ------------------------------------------------------
 
-def _shares_with(state, root, sharing):
-    """Whether the sharing provider ``sharing`` shares with the tree of
-    ``root`` (ids)."""
-    provider = state.providers.get(sharing)
-    return (provider is not None and provider.id in state.sharing
-            and root in state.shared_roots(provider)[0])
-
-
-def _unexplained_trees(state, held):
-    """The roots of the trees in ``held`` ([storage.Held]) that no
+def _split(state, spans):
+    """The consumers of ``spans`` (``consumer_spans.Spans``) that no
     sharing relation explains."""
+    for (root, sharing), consumers in spans.pairs.items():
+        if not _shares_with_any(state, sharing, (root,)):
+            yield from consumers
+    for consumer, placements in spans.others.items():
+        if len(_unexplained_trees(state, placements)) > 1:
+            yield consumer
+
+
+def _unexplained_trees(state, placements):
+    """The roots of the trees in ``placements`` ([storage.Placement]) that
+    no sharing relation explains."""
     trees = {}
-    for item in held:
-        trees.setdefault(item.root, set()).add(item.provider)
+    for placement in placements:
+        trees.setdefault(placement.root, set()).add(placement.provider)
     unexplained = []
     for root, providers in trees.items():
         others = trees.keys() - {root}
@@ -258,6 +256,8 @@ def _unexplained_trees(state, held):
 
 
 def _shares_with_any(state, provider_id, roots):
+    """Whether ``provider_id`` is a sharing provider that shares with one
+    of the trees of ``roots`` (ids)."""
     provider = state.providers.get(provider_id)
     return (provider is not None and provider_id in state.sharing
             and not state.shared_roots(provider)[0].isdisjoint(roots))

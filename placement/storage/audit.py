@@ -66,78 +66,74 @@ def _largest_then_newest(holding):
             holding.consumer)
 
 
-def _spans():
-    """Per consumer holding in two or more trees: the lowest and highest
-    root among its providers that do not share, and the lowest and
-    highest sharing provider it holds on."""
+def _spanning_consumers():
+    """The consumers holding in two or more trees: one pass grouping
+    every allocation by consumer."""
+    return (sa.select(_ALLOC.c.consumer_id)
+            .select_from(_ALLOC.join(
+                _RP, _RP.c.id == _ALLOC.c.resource_provider_id))
+            .group_by(_ALLOC.c.consumer_id)
+            .having(sa.func.min(_RP.c.root_provider_id)
+                    != sa.func.max(_RP.c.root_provider_id)))
+
+
+def _placements(where):
+    """(consumer, provider id, root id, whether the provider shares) of
+    the allocations ``where`` selects, one row per provider."""
     shares = _RP_TRAIT.alias('shares')
     sharing_trait = (
         sa.select(_TRAIT.c.id)
         .where(_TRAIT.c.name == os_traits.MISC_SHARES_VIA_AGGREGATE)
         .scalar_subquery())
-    not_sharing = shares.c.trait_id.is_(None)
-    root = _RP.c.root_provider_id
-    sharing_provider = sa.case((not_sharing, None),
-                               else_=_ALLOC.c.resource_provider_id)
-    own_root = sa.case((not_sharing, root), else_=None)
     return (
-        sa.select(_ALLOC.c.consumer_id.label('consumer'),
-                  sa.func.min(own_root).label('lo'),
-                  sa.func.max(own_root).label('hi'),
-                  sa.func.min(sharing_provider).label('s_lo'),
-                  sa.func.max(sharing_provider).label('s_hi'))
+        sa.select(_ALLOC.c.consumer_id, _ALLOC.c.resource_provider_id,
+                  _RP.c.root_provider_id, shares.c.trait_id.isnot(None))
+        .distinct()
         .select_from(_ALLOC.join(
             _RP, _RP.c.id == _ALLOC.c.resource_provider_id)
-                     .outerjoin(shares, sa.and_(
-                         shares.c.resource_provider_id ==
-                         _ALLOC.c.resource_provider_id,
-                         shares.c.trait_id == sharing_trait)))
-        .group_by(_ALLOC.c.consumer_id)
-        .having(sa.func.min(root) != sa.func.max(root))
-        .subquery('spans'))
+            .outerjoin(shares, sa.and_(
+                shares.c.resource_provider_id ==
+                _ALLOC.c.resource_provider_id,
+                shares.c.trait_id == sharing_trait)))
+        .where(where))
+
+
+def _grouped(rows):
+    found = collections.defaultdict(list)
+    for consumer, provider, root, sharing in rows:
+        found[consumer].append(Placement(provider, root, sharing))
+    return found
+
+
+Placement = collections.namedtuple('Placement', 'provider root sharing')
 
 
 def spanning(conn):
-    """Who holds in two or more trees, in one pass over the allocations:
-    ({(root id, sharing provider id): how many consumers}, [consumer
-    uuid]).
-
-    Most such consumers hold in one tree of their own and on one sharing
-    provider elsewhere (a compute node and its storage pool); those are
-    counted by that pair, which the caller checks against the sharing
-    relation once per pair rather than once per consumer.  The others
-    (two trees of their own, several sharing providers, or sharing
-    providers only) are named one by one: they are few, and the caller
-    looks at each whole."""
-    spans = _spans()
-    simple = sa.and_(spans.c.lo.isnot(None), spans.c.lo == spans.c.hi,
-                     spans.c.s_lo == spans.c.s_hi)
-    root = sa.case((simple, spans.c.lo), else_=None).label('root')
-    sharing = sa.case((simple, spans.c.s_lo), else_=None).label('sharing')
-    consumer = sa.case((simple, None),
-                       else_=spans.c.consumer).label('consumer')
-    pairs, others = {}, []
-    for root_id, sharing_id, uuid, count in conn.execute(
-            sa.select(root, sharing, consumer, sa.func.count())
-            .group_by(root, sharing, consumer)):
-        if uuid is None:
-            pairs[root_id, sharing_id] = count
-        else:
-            others.append(uuid)
-    return pairs, others
+    """{consumer uuid: [Placement]} of every consumer holding in two or
+    more trees: one pass over all the allocations (a second at
+    1,000,000), which ``consumer_spans`` makes once per process."""
+    return _grouped(conn.execute(_placements(
+        _ALLOC.c.consumer_id.in_(_spanning_consumers()))))
 
 
-def holding_on_both(conn, root, provider):
-    """The consumers holding in the tree of ``root`` and on the provider
-    ``provider`` (outside that tree)."""
-    in_tree = (sa.select(_ALLOC.c.consumer_id)
-               .select_from(_ALLOC.join(
-                   _RP, _RP.c.id == _ALLOC.c.resource_provider_id))
-               .where(_RP.c.root_provider_id == root))
-    return sorted(conn.execute(
-        sa.select(_ALLOC.c.consumer_id).distinct()
-        .where(_ALLOC.c.resource_provider_id == provider,
-               _ALLOC.c.consumer_id.in_(in_tree))).scalars())
+def placements(conn, consumers):
+    """{consumer uuid: [Placement]} of ``consumers`` (those holding
+    nothing left out)."""
+    found = {}
+    for chunk in _chunks(sorted(consumers)):
+        found.update(_grouped(conn.execute(_placements(
+            _ALLOC.c.consumer_id.in_(chunk)))))
+    return found
+
+
+def consumers_on(conn, providers):
+    """The consumers holding on any of ``providers`` (ids)."""
+    found = set()
+    for chunk in _chunks(sorted(providers)):
+        found.update(conn.scalars(
+            sa.select(_ALLOC.c.consumer_id).distinct()
+            .where(_ALLOC.c.resource_provider_id.in_(chunk))))
+    return found
 
 
 Held = collections.namedtuple(
@@ -186,17 +182,23 @@ def consumers(conn, uuids):
 def migrations_written_before(conn, cutoff):
     """{consumer uuid: when its allocations were last written} for the
     consumers of type MIGRATION whose allocations were all last written
-    before ``cutoff`` (a naive UTC datetime)."""
+    before ``cutoff`` (a naive UTC datetime).  The migrations first (by
+    the index on their type), then their allocations (by consumer): not
+    a pass over every allocation."""
+    migrations = (sa.select(_CONSUMER.c.uuid)
+                  .where(_CONSUMER.c.consumer_type_id == (
+                      sa.select(_TYPE.c.id)
+                      .where(_TYPE.c.name == 'MIGRATION')
+                      .scalar_subquery())))
     written = sa.func.max(_WRITTEN)
-    return dict(conn.execute(
-        sa.select(_ALLOC.c.consumer_id, written)
-        .select_from(_ALLOC.join(_CONSUMER,
-                                 _CONSUMER.c.uuid == _ALLOC.c.consumer_id)
-                     .join(_TYPE,
-                           _TYPE.c.id == _CONSUMER.c.consumer_type_id))
-        .where(_TYPE.c.name == 'MIGRATION')
-        .group_by(_ALLOC.c.consumer_id)
-        .having(written < cutoff)).all())
+    found = {}
+    for chunk in _chunks(sorted(conn.scalars(migrations))):
+        found.update(conn.execute(
+            sa.select(_ALLOC.c.consumer_id, written)
+            .where(_ALLOC.c.consumer_id.in_(chunk))
+            .group_by(_ALLOC.c.consumer_id)
+            .having(written < cutoff)).all())
+    return found
 
 
 def _chunks(values, size=_CHUNK):

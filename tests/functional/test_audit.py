@@ -7,6 +7,7 @@ import logging
 import uuid as uuidlib
 
 import pytest
+import sqlalchemy as sa
 
 from tests.functional.allocation_helpers import error
 from tests.functional.allocation_helpers import generation
@@ -352,3 +353,51 @@ def test_writes_leaving_a_provider_over_capacity_warn(world, caplog):
     assert _over_capacity_warnings(caplog) == [
         'Resource provider %s is now over-capacity for VCPU: 6 used, '
         'capacity 5' % world.uuid('cn1')]
+
+
+# -- kept in memory between audits -------------------------------------------
+
+def _split_names(world):
+    found = audit(world, 'kind=split_consumers').json['split_consumers']
+    names = {consumer(name): name for name in ('a', 'b', 'c')}
+    return sorted(names[f['consumer']] for f in found)
+
+
+def test_split_consumers_follow_every_write_between_audits(world, foreign):
+    """One process audits again and again; each answer is what a scan of
+    the tables would say, whoever wrote in between."""
+    world.add('cn1', VCPU=8, aggregates=[AGG_A])
+    world.add('cn2', VCPU=8)
+    world.add('ss', DISK_GB=100, traits=[SHARES], aggregates=[AGG_B])
+    claim(world, {'a': {'cn1': {'VCPU': 1}, 'cn2': {'VCPU': 1}},
+                  'b': {'cn1': {'VCPU': 1}, 'ss': {'DISK_GB': 1}}})
+    assert _split_names(world) == ['a', 'b']
+    # The pool joins cn1's aggregate: b is explained.
+    world.set_aggregates('ss', AGG_A, AGG_B)
+    assert _split_names(world) == ['a']
+    # a moves to cn2 alone; c is evacuated.
+    world.client.put('/allocations/' + consumer('a'), json={
+        'allocations': {world.uuid('cn2'): {'resources': {'VCPU': 2}}},
+        'project_id': PROJECT, 'user_id': USER, 'consumer_generation': 1,
+        'consumer_type': 'INSTANCE'}, status=204)
+    claim(world, {'c': {'cn1': {'VCPU': 1}, 'cn2': {'VCPU': 1}}})
+    assert _split_names(world) == ['c']
+    # cn2 becomes cn1's child: c holds in one tree (1.37 re-parents).
+    world.client.put('/resource_providers/' + world.uuid('cn2'), json={
+        'name': 'cn2', 'parent_provider_uuid': world.uuid('cn1')})
+    assert _split_names(world) == []
+    # The pool stops sharing: b is split again.
+    world.set_traits('ss')
+    assert _split_names(world) == ['b']
+    # SQL by hand: c's allocations on cn1 moved to the pool.
+    with foreign.begin() as conn:
+        conn.execute(sa.text(
+            'UPDATE allocations SET resource_provider_id = (SELECT id FROM '
+            'resource_providers WHERE uuid = :pool) WHERE consumer_id = :c '
+            'AND resource_provider_id = (SELECT id FROM resource_providers '
+            'WHERE uuid = :cn1)'), {'pool': world.uuid('ss'),
+                                    'c': consumer('c'),
+                                    'cn1': world.uuid('cn1')})
+    assert _split_names(world) == ['b', 'c']
+    world.client.delete('/allocations/' + consumer('b'), status=204)
+    assert _split_names(world) == ['c']

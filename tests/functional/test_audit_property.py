@@ -37,14 +37,15 @@ def _uuid(name):
 # -- the deployment's troubles ------------------------------------------------
 
 @st.composite
-def troubles(draw, dep):
+def troubles(draw, dep, first=0):
     """(claims, tweaks, ages): consumers holding on 1-3 providers of any
-    trees, inventory fields changed after the claims, consumers aged."""
+    trees (numbered from ``first``), inventory fields changed after the
+    claims, consumers aged."""
     slots = [(p.uuid, rc) for p in dep.providers
              for rc in sorted(p.inventories)]
     claims = []
     if slots:
-        for number in range(draw(st.integers(0, 6))):
+        for number in range(first, first + draw(st.integers(0, 6))):
             held = draw(st.lists(st.sampled_from(slots), min_size=1,
                                  max_size=3, unique=True))
             claims.append((
@@ -319,18 +320,71 @@ def queries(draw, dep):
 
 
 @st.composite
+def later_writes(draw, dep, trouble):
+    """What happens between two audits of one process: (consumers
+    deleted, sharing traits or aggregates changed, more troubles, whether
+    anything else writes allocations by hand)."""
+    made = [consumer for consumer, _, _, _ in trouble[0]]
+    deleted = draw(st.lists(st.sampled_from(made), unique=True)) if (
+        made) else []
+    regrouped = draw(st.lists(st.sampled_from(dep.providers), max_size=2,
+                              unique_by=lambda p: p.uuid))
+    regroupings = [(p.uuid, draw(st.frozensets(st.sampled_from(
+        sorted(prop.AGGS.values())), max_size=2)), draw(st.booleans()))
+        for p in regrouped]
+    return (deleted, regroupings, draw(troubles(dep, first=10)),
+            draw(st.booleans()))
+
+
+def make_later_writes(client, foreign, deleted, regroupings, trouble,
+                      by_hand):
+    for consumer in deleted:
+        client.delete('/allocations/' + consumer, status='*')
+    for uuid, aggregates, sharing in regroupings:
+        base = '/resource_providers/' + uuid
+        traits = set(client.get(base + '/traits').json['traits'])
+        traits = (traits | {SHARING_TRAIT}) if sharing else (
+            traits - {SHARING_TRAIT})
+        generation = client.get(base).json['generation']
+        generation = client.put(base + '/traits', json={
+            'resource_provider_generation': generation,
+            'traits': sorted(traits)}).json['resource_provider_generation']
+        client.put(base + '/aggregates', json={
+            'resource_provider_generation': generation,
+            'aggregates': sorted(aggregates)})
+    make_troubles(client, foreign, *trouble)
+    if by_hand:
+        # A consumer's allocations moved to another provider by SQL.
+        with foreign.begin() as conn:
+            conn.execute(sa.text(
+                'UPDATE allocations SET resource_provider_id = '
+                '(SELECT MAX(id) FROM resource_providers) WHERE consumer_id '
+                '= (SELECT MIN(consumer_id) FROM allocations)'))
+
+
+@st.composite
 def audit_scenarios(draw):
     dep = draw(prop.deployments())
-    return dep, draw(troubles(dep)), draw(st.lists(queries(dep), min_size=1,
-                                                  max_size=4))
+    trouble = draw(troubles(dep))
+    return (dep, trouble, draw(st.lists(queries(dep), min_size=1,
+                                        max_size=3)),
+            draw(later_writes(dep, trouble)))
 
 
 @prop.on_random_deployments(EXAMPLES)
 @hypothesis.given(scenario=audit_scenarios())
 def test_audit_matches_a_scan_of_the_tables(api, foreign, scenario):
-    dep, trouble, queries_ = scenario
+    """Twice in one process, with writes between (ours and by hand), so
+    that the second audit reads what it kept in memory since the first."""
+    dep, trouble, queries_, later = scenario
     prop.built(api, (dep, []))
     make_troubles(api, foreign, *trouble)
+    check_audits(api, foreign, dep, trouble, queries_)
+    make_later_writes(api, foreign, *later)
+    check_audits(api, foreign, dep, (trouble, later), queries_)
+
+
+def check_audits(api, foreign, dep, trouble, queries_):
     t = tables(foreign)
     for query in queries_:
         now = datetime.datetime.now(datetime.timezone.utc).replace(

@@ -1,0 +1,129 @@
+"""The consumers that hold in two or more provider trees, kept in
+memory, exact.
+
+The audit's split consumers are among them.  Finding them means grouping
+every allocation by consumer: about a second of the database's time at
+1,000,000 allocations, too slow to pay on every audit.  So each process
+keeps them per database, read whole on its first audit, then kept exact
+by the change log (``changes``), as the candidate state is: every write
+that changes a provider's allocations, traits (sharing) or place in a
+tree logs that provider, and the consumers holding on a logged provider
+(now, or when last read) are read again.  A write by anything else
+(EVERYTHING), another database's log, or more than ``PARTIAL_LIMIT``
+providers changed: read whole again.
+
+Most such consumers hold in one tree of their own and on one sharing
+provider elsewhere (a server and its disk on a pool).  They are kept by
+that pair (root, sharing provider): whether the pool shares with the
+root is asked once per pair, not once per consumer.  The others are kept
+with where they hold, to be looked at one by one.
+"""
+
+import collections
+import threading
+
+from placement.storage import audit as storage
+from placement.storage import changes
+from placement.storage import per_process
+
+# Providers changed since the last audit beyond which all is read again.
+PARTIAL_LIMIT = 5000
+
+
+class Spans(collections.namedtuple('Spans', 'pairs others')):
+    """``pairs``: {(root id, sharing provider id): consumer uuids} of the
+    consumers holding in the one tree and on the one sharing provider;
+    ``others``: {consumer uuid: [storage.Placement]} of the rest."""
+
+
+def _pair(placements):
+    """(root, sharing provider) when ``placements`` are in one tree of
+    their own and on one sharing provider outside it, else None."""
+    roots = {p.root for p in placements if not p.sharing}
+    sharing = [p for p in placements if p.sharing]
+    if len(roots) == 1 and len(sharing) == 1:
+        root = next(iter(roots))
+        if sharing[0].root != root:
+            return root, sharing[0].provider
+    return None
+
+
+class _Kept:
+    """One process's spanning consumers of one database."""
+
+    def __init__(self, _db):
+        self._lock = threading.Lock()
+        self._position = None
+        self._providers = {}    # consumer: the provider ids it holds on
+        self._pairs = collections.defaultdict(set)  # (root, sharing): ...
+        self._pair_of = {}      # consumer: its (root, sharing provider)
+        self._others = {}       # consumer: [storage.Placement]
+
+    def spans(self, db):
+        """The Spans as of now (copies: the caller may take its time)."""
+        with self._lock:    # one refresh at a time: audits are rare
+            db.read(self._refresh)
+            return Spans({pair: frozenset(consumers)
+                          for pair, consumers in self._pairs.items()},
+                         dict(self._others))
+
+    def _refresh(self, conn):
+        current = changes.current(conn)
+        if (self._position is not None
+                and self._position.summary() == current.summary()):
+            return
+        changed = changes.changed_between(conn, self._position, current)
+        providers = changes.split(changed)[0] if changed is not None else ()
+        if (changed is None or changes.EVERYTHING in providers
+                or len(providers) > PARTIAL_LIMIT):
+            for kept in (self._providers, self._pairs, self._pair_of,
+                         self._others):
+                kept.clear()
+            self._keep(storage.spanning(conn))
+        else:
+            providers.discard(changes.NAMES)
+            if providers:
+                self._read_again(conn, providers)
+        self._position = current
+
+    def _read_again(self, conn, providers):
+        """Read again the consumers holding on ``providers``, now or when
+        they were kept."""
+        consumers = storage.consumers_on(conn, providers)
+        consumers.update(consumer for consumer, held in
+                         self._providers.items()
+                         if not providers.isdisjoint(held))
+        for consumer in consumers:
+            self._forget(consumer)
+        self._keep(storage.placements(conn, consumers))
+
+    def _keep(self, placements_by_consumer):
+        for consumer, placements in placements_by_consumer.items():
+            if len({p.root for p in placements}) < 2:
+                continue
+            self._providers[consumer] = frozenset(
+                p.provider for p in placements)
+            pair = _pair(placements)
+            if pair is None:
+                self._others[consumer] = placements
+            else:
+                self._pair_of[consumer] = pair
+                self._pairs[pair].add(consumer)
+
+    def _forget(self, consumer):
+        self._providers.pop(consumer, None)
+        self._others.pop(consumer, None)
+        pair = self._pair_of.pop(consumer, None)
+        if pair is not None:
+            consumers = self._pairs[pair]
+            consumers.discard(consumer)
+            if not consumers:
+                del self._pairs[pair]
+
+
+_kept = per_process.PerDatabase(_Kept)
+
+
+def of(db):
+    """The Spans of ``db`` as of now."""
+    return _kept.of(db).spans(db)
