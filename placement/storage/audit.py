@@ -29,10 +29,14 @@ _TYPE = tables.consumer_types
 # replaced whole on every write, so the newest row says.
 _WRITTEN = sa.func.coalesce(_ALLOC.c.updated_at, _ALLOC.c.created_at)
 
+# PostgreSQL's work_mem while every allocation is grouped by consumer.
+_GROUPING_MEMORY = '128MB'
 # Consumers or providers named in one IN list at most.
 _CHUNK = 1000
 
 Holding = collections.namedtuple('Holding', 'consumer used written')
+# Where a consumer holds: a provider, its root, whether it shares.
+Placement = collections.namedtuple('Placement', 'provider root sharing')
 Consumer = collections.namedtuple(
     'Consumer', 'uuid consumer_type project_id user_id')
 
@@ -66,63 +70,79 @@ def _largest_then_newest(holding):
             holding.consumer)
 
 
-def _spanning_consumers():
-    """The consumers holding in two or more trees: one pass grouping
-    every allocation by consumer."""
-    return (sa.select(_ALLOC.c.consumer_id)
-            .select_from(_ALLOC.join(
-                _RP, _RP.c.id == _ALLOC.c.resource_provider_id))
-            .group_by(_ALLOC.c.consumer_id)
-            .having(sa.func.min(_RP.c.root_provider_id)
-                    != sa.func.max(_RP.c.root_provider_id)))
+def _sharing_trait():
+    return (sa.select(_TRAIT.c.id)
+            .where(_TRAIT.c.name == os_traits.MISC_SHARES_VIA_AGGREGATE)
+            .scalar_subquery())
 
 
-def _placements(where):
-    """(consumer, provider id, root id, whether the provider shares) of
-    the allocations ``where`` selects, one row per provider."""
+def _with_sharing(joined):
+    """``joined`` (allocations and their providers) with ``shares``, the
+    MISC_SHARES_VIA_AGGREGATE trait of the provider if it has it."""
     shares = _RP_TRAIT.alias('shares')
-    sharing_trait = (
-        sa.select(_TRAIT.c.id)
-        .where(_TRAIT.c.name == os_traits.MISC_SHARES_VIA_AGGREGATE)
-        .scalar_subquery())
-    return (
-        sa.select(_ALLOC.c.consumer_id, _ALLOC.c.resource_provider_id,
-                  _RP.c.root_provider_id, shares.c.trait_id.isnot(None))
-        .distinct()
-        .select_from(_ALLOC.join(
-            _RP, _RP.c.id == _ALLOC.c.resource_provider_id)
-            .outerjoin(shares, sa.and_(
-                shares.c.resource_provider_id ==
-                _ALLOC.c.resource_provider_id,
-                shares.c.trait_id == sharing_trait)))
-        .where(where))
-
-
-def _grouped(rows):
-    found = collections.defaultdict(list)
-    for consumer, provider, root, sharing in rows:
-        found[consumer].append(Placement(provider, root, sharing))
-    return found
-
-
-Placement = collections.namedtuple('Placement', 'provider root sharing')
+    return shares, joined.outerjoin(shares, sa.and_(
+        shares.c.resource_provider_id == _ALLOC.c.resource_provider_id,
+        shares.c.trait_id == _sharing_trait()))
 
 
 def spanning(conn):
-    """{consumer uuid: [Placement]} of every consumer holding in two or
-    more trees: one pass over all the allocations (a second at
-    1,000,000), which ``consumer_spans`` makes once per process."""
-    return _grouped(conn.execute(_placements(
-        _ALLOC.c.consumer_id.in_(_spanning_consumers()))))
+    """Every consumer holding in two or more trees, in one pass over the
+    allocations (grouped by consumer: a second at 1,000,000, which
+    ``consumer_spans`` spends once per process): ({consumer uuid: (root
+    id, sharing provider id)} of those holding in one tree of their own
+    and on one sharing provider outside it, [consumer uuid] of the
+    others)."""
+    shares, joined = _with_sharing(_ALLOC.join(
+        _RP, _RP.c.id == _ALLOC.c.resource_provider_id))
+    not_sharing = shares.c.trait_id.is_(None)
+    root = _RP.c.root_provider_id
+    own_root = sa.case((not_sharing, root), else_=None)
+    sharing = sa.case((not_sharing, None),
+                      else_=_ALLOC.c.resource_provider_id)
+    if conn.dialect.name == 'postgresql':
+        # Room to group a million rows in memory, for this transaction
+        # only: with the default 4 MB they spill to disk, a third slower.
+        conn.exec_driver_sql("SET LOCAL work_mem = '%s'" % _GROUPING_MEMORY)
+    pairs, others = {}, []
+    for consumer, low, high, sharing_low, sharing_high in conn.execute(
+            sa.select(_ALLOC.c.consumer_id, sa.func.min(own_root),
+                      sa.func.max(own_root), sa.func.min(sharing),
+                      sa.func.max(sharing))
+            .select_from(joined)
+            .group_by(_ALLOC.c.consumer_id)
+            .having(sa.func.min(root) != sa.func.max(root))):
+        if low is not None and low == high and sharing_low == sharing_high:
+            pairs[consumer] = (low, sharing_low)
+        else:
+            others.append(consumer)
+    return pairs, others
 
 
 def placements(conn, consumers):
     """{consumer uuid: [Placement]} of ``consumers`` (those holding
     nothing left out)."""
-    found = {}
+    shares, joined = _with_sharing(_ALLOC.join(
+        _RP, _RP.c.id == _ALLOC.c.resource_provider_id))
+    found = collections.defaultdict(list)
     for chunk in _chunks(sorted(consumers)):
-        found.update(_grouped(conn.execute(_placements(
-            _ALLOC.c.consumer_id.in_(chunk)))))
+        for consumer, provider, root, sharing in conn.execute(
+                sa.select(_ALLOC.c.consumer_id,
+                          _ALLOC.c.resource_provider_id,
+                          _RP.c.root_provider_id,
+                          shares.c.trait_id.isnot(None))
+                .distinct().select_from(joined)
+                .where(_ALLOC.c.consumer_id.in_(chunk))):
+            found[consumer].append(Placement(provider, root, sharing))
+    return found
+
+
+def roots_of(conn, providers):
+    """The root ids of ``providers`` (ids) that exist."""
+    found = set()
+    for chunk in _chunks(sorted(providers)):
+        found.update(conn.scalars(
+            sa.select(_RP.c.root_provider_id).distinct()
+            .where(_RP.c.id.in_(chunk))))
     return found
 
 

@@ -49,12 +49,19 @@ def _pair(placements):
 
 
 class _Kept:
-    """One process's spanning consumers of one database."""
+    """One process's spanning consumers of one database.
+
+    A consumer kept by its pair holds on the pair's sharing provider, so
+    any write to its allocations logs that provider; one whose providers
+    moved to another tree is found holding on them.  So the consumers to
+    read again after changes to some providers are those holding on them
+    now, those of the pairs naming one of them (or its root), and the
+    others that held on one when kept.
+    """
 
     def __init__(self, _db):
         self._lock = threading.Lock()
         self._position = None
-        self._providers = {}    # consumer: the provider ids it holds on
         self._pairs = collections.defaultdict(set)  # (root, sharing): ...
         self._pair_of = {}      # consumer: its (root, sharing provider)
         self._others = {}       # consumer: [storage.Placement]
@@ -76,23 +83,32 @@ class _Kept:
         providers = changes.split(changed)[0] if changed is not None else ()
         if (changed is None or changes.EVERYTHING in providers
                 or len(providers) > PARTIAL_LIMIT):
-            for kept in (self._providers, self._pairs, self._pair_of,
-                         self._others):
-                kept.clear()
-            self._keep(storage.spanning(conn))
+            self._read_whole(conn)
         else:
             providers.discard(changes.NAMES)
             if providers:
                 self._read_again(conn, providers)
         self._position = current
 
+    def _read_whole(self, conn):
+        for kept in (self._pairs, self._pair_of, self._others):
+            kept.clear()
+        pairs, others = storage.spanning(conn)
+        for consumer, pair in pairs.items():
+            self._pair_of[consumer] = pair
+            self._pairs[pair].add(consumer)
+        self._keep(storage.placements(conn, others))
+
     def _read_again(self, conn, providers):
-        """Read again the consumers holding on ``providers``, now or when
-        they were kept."""
+        """Read again the consumers that held or hold on ``providers``."""
         consumers = storage.consumers_on(conn, providers)
-        consumers.update(consumer for consumer, held in
-                         self._providers.items()
-                         if not providers.isdisjoint(held))
+        roots = storage.roots_of(conn, providers)
+        for pair, held in self._pairs.items():
+            if pair[0] in roots or pair[1] in providers:
+                consumers.update(held)
+        consumers.update(
+            consumer for consumer, placements in self._others.items()
+            if any(p.provider in providers for p in placements))
         for consumer in consumers:
             self._forget(consumer)
         self._keep(storage.placements(conn, consumers))
@@ -101,8 +117,6 @@ class _Kept:
         for consumer, placements in placements_by_consumer.items():
             if len({p.root for p in placements}) < 2:
                 continue
-            self._providers[consumer] = frozenset(
-                p.provider for p in placements)
             pair = _pair(placements)
             if pair is None:
                 self._others[consumer] = placements
@@ -111,7 +125,6 @@ class _Kept:
                 self._pairs[pair].add(consumer)
 
     def _forget(self, consumer):
-        self._providers.pop(consumer, None)
         self._others.pop(consumer, None)
         pair = self._pair_of.pop(consumer, None)
         if pair is not None:
