@@ -19,10 +19,10 @@ kind) and each kind alone, ``--repeat`` times each after a first: the
 first's wall time (each worker's first audit reads the consumers
 spanning trees whole), the median and the most of the others, the
 PostgreSQL backends' CPU per request, and the workers' resident memory
-now and at their peak (sampled every 10 ms).  The target (issue 27): under 1 s at 100,000 providers and
-1,000,000 allocations.  Ours only: upstream has no audit (nova-manage
-placement audit asks for each provider's allocations, one request per
-provider).
+now and at their peak (sampled every 10 ms).  The target (issue 27):
+under 1 s at 100,000 providers and 1,000,000 allocations.  Ours only:
+upstream has no audit (nova-manage placement audit asks for each
+provider's allocations, one request per provider).
 """
 
 import argparse
