@@ -134,16 +134,34 @@ def aggregates_pass(provider, member_of, forbidden_aggregates):
                     for uuids in member_of))
 
 
+def misfit(record, amount):
+    """Why ``amount`` of a class does not fit the provider's inventory
+    ``record`` of it (None: it has none), as the first check it fails:
+    ``'inventory'``, ``'min_unit'``, ``'max_unit'``, ``'step_size'`` or
+    ``'free'`` (capacity less current usage); None when it fits.
+
+    The one statement of the checks: ``with_room`` decides by it, and the
+    explain funnel words the failed check (in this order) by it."""
+    if record is None:
+        return 'inventory'
+    if amount < record.min_unit:
+        return 'min_unit'
+    if amount > record.max_unit:
+        return 'max_unit'
+    if amount % record.step_size:
+        return 'step_size'
+    if amount > record.free:
+        return 'free'
+    return None
+
+
 def with_room(provider, amounts):
     """The class ids of ``amounts`` ({class id: amount}) the provider has
-    room for (capacity, usage, min_unit, max_unit, step_size)."""
+    room for (``misfit`` finds nothing)."""
     found = []
     records = provider.inventory
     for class_id, amount in amounts.items():
-        record = records.get(class_id)
-        if (record is not None and amount <= record.free
-                and record.min_unit <= amount <= record.max_unit
-                and amount % record.step_size == 0):
+        if misfit(records.get(class_id), amount) is None:
             found.append(class_id)
     return found
 

@@ -65,20 +65,23 @@ class _Check:
 
 
 def capacity_reason(name, record, amount):
-    """Why ``amount`` of class ``name`` does not fit ``record`` (which
-    ``filters.with_room`` has decided), in the operator's terms."""
-    if record is None:
+    """Why ``amount`` of class ``name`` does not fit ``record``, in the
+    operator's terms: ``filters.misfit``'s check put in words; None when
+    it fits."""
+    failed = filters.misfit(record, amount)
+    if failed is None:
+        return None
+    if failed == 'inventory':
         return '%s: no inventory' % name
-    if amount < record.min_unit:
-        return '%s: needs %d, min_unit %d' % (name, amount, record.min_unit)
-    if amount > record.max_unit:
-        return '%s: needs %d, max_unit %d' % (name, amount, record.max_unit)
-    if amount % record.step_size:
+    if failed == 'free':
+        return '%s: needs %d, free %d = (%d - %d reserved) x %s - %d used' % (
+            name, amount, record.free, record.total, record.reserved,
+            record.ratio, record.used)
+    if failed == 'step_size':
         return '%s: needs %d, not a multiple of step_size %d' % (
             name, amount, record.step_size)
-    return '%s: needs %d, free %d = (%d - %d reserved) x %s - %d used' % (
-        name, amount, record.free, record.total, record.reserved,
-        record.ratio, record.used)
+    return '%s: needs %d, %s %d' % (name, amount, failed,
+                                    getattr(record, failed))
 
 
 def _names(names):
@@ -186,9 +189,8 @@ class _Checks:
                 'capacity', {'resource_class': name, 'amount': amount},
                 'cannot fit %s (need %d)%s' % (name, amount, self.where),
                 pair=lambda provider, _, class_id=class_id, name=name,
-                amount=amount: None if filters.with_room(
-                    provider, {class_id: amount}) else capacity_reason(
-                        name, provider.inventory.get(class_id), amount),
+                amount=amount: capacity_reason(
+                    name, provider.inventory.get(class_id), amount),
                 slot=self._slot(name))
 
     def trait_checks(self):
