@@ -170,12 +170,12 @@ class _Checks:
         return name if not self.group.granular else None
 
     def _trait_id(self, name):
-        return self.state.trait_ids.get(name)
+        return self.state.trait_id(name)
 
     def resource_checks(self):
         state = self.state
         for name in self.group.resources:
-            class_id = state.class_ids.get(name)
+            class_id = state.class_id(name)
             yield _Check(
                 'resource_class', {'resource_class': name},
                 'have no %s inventory%s' % (name, self.where),
@@ -184,7 +184,7 @@ class _Checks:
                     else 'no %s inventory' % name),
                 slot=self._slot(name))
         for name, amount in self.group.resources.items():
-            class_id = state.class_ids.get(name)
+            class_id = state.class_id(name)
             yield _Check(
                 'capacity', {'resource_class': name, 'amount': amount},
                 'cannot fit %s (need %d)%s' % (name, amount, self.where),
@@ -225,7 +225,7 @@ class _Checks:
                     _names(group.forbidden_traits), self.where),
                 pair=lambda provider, _: (
                     None if filters.traits_pass(provider, (), forbidden) else
-                    'has trait %s' % _names(self.state.trait_names[t] for t
+                    'has trait %s' % _names(self.state.trait_name(t) for t
                                             in provider.traits & forbidden)))
 
     def _required(self, constraint, detail, phrase, sets):

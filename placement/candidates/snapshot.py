@@ -87,6 +87,7 @@ class _Inventories(dict):
 
 
 _NO_INVENTORY = _Inventories()
+_NOBODY = frozenset()
 
 
 class Provider:
@@ -111,7 +112,12 @@ class Provider:
 
 
 class State:
-    """Every provider, indexed the ways the search looks them up."""
+    """Every provider, indexed the ways the search looks them up.
+
+    Read, outside this module, through the lookups below, and through
+    two collections a walk over many providers takes once: ``providers``
+    ({id: Provider}) and ``sharing`` (the ids of the sharing providers).
+    Nothing outside changes them."""
 
     # Summaries kept on providers at most (about 1 KB each: at 100,000
     # providers an unbounded answer would otherwise keep 120 MB in every
@@ -159,6 +165,53 @@ class State:
         self._roots = None
 
     # -- lookups --------------------------------------------------------
+
+    def provider(self, provider_id):
+        """The Provider of ``provider_id``, which the state holds."""
+        return self.providers[provider_id]
+
+    def provider_by_uuid(self, uuid):
+        """The Provider ``uuid``, or None when the state has none."""
+        provider_id = self.by_uuid.get(uuid)
+        return None if provider_id is None else self.providers[provider_id]
+
+    def class_id(self, name):
+        """The id of the resource class ``name``, or None."""
+        return self.class_ids.get(name)
+
+    def class_name(self, class_id):
+        return self.class_names[class_id]
+
+    def trait_id(self, name):
+        """The id of the trait ``name``, or None."""
+        return self.trait_ids.get(name)
+
+    def trait_name(self, trait_id):
+        return self.trait_names[trait_id]
+
+    def trait_changed_at(self, trait_id):
+        """When the trait was last changed (else created), or None."""
+        return self.trait_changed.get(trait_id)
+
+    def aggregate_id(self, uuid):
+        """The internal id of a known aggregate: the order SQL lists a
+        provider's aggregates in."""
+        return self.aggregate_ids[uuid]
+
+    def holding_class(self, class_id):
+        """The ids of the providers with inventory of the class (not to
+        be changed)."""
+        return self.class_members.get(class_id, _NOBODY)
+
+    def holding_trait(self, trait_id):
+        """The ids of the providers with the trait (not to be
+        changed)."""
+        return self.trait_members.get(trait_id, _NOBODY)
+
+    def in_aggregate(self, uuid):
+        """The ids of the providers in the aggregate (not to be
+        changed); empty for one the state does not know."""
+        return self.aggregate_members.get(uuid, _NOBODY)
 
     def ordered(self):
         """Every provider id, ascending."""
