@@ -32,18 +32,12 @@ import os_traits
 import sqlalchemy as sa
 
 from placement.storage import changes
+from placement.storage import inventories as inventory_storage
 from placement.storage import per_process
 from placement.storage import providers_core
-from placement.storage import tables
+from placement.storage.tables import (
+    AGG, AGGREGATE_MEMBERSHIPS, ALLOC, INV, RC, RP, RP_AGG, RP_TRAIT, TRAIT)
 
-_RP = tables.resource_providers
-_INV = tables.inventories
-_ALLOC = tables.allocations
-_RC = tables.resource_classes
-_TRAIT = tables.traits
-_RP_TRAIT = tables.resource_provider_traits
-_RP_AGG = tables.resource_provider_aggregates
-_AGG = tables.placement_aggregates
 
 LOG = logging.getLogger(__name__)
 
@@ -67,6 +61,7 @@ class Inventory:
 
     def __init__(self, total, reserved, min_unit, max_unit, step_size,
                  ratio, used):
+        # The record's fields in ``inventories.FIELDS`` order, as read.
         self.total = total
         self.reserved = reserved
         self.min_unit = min_unit
@@ -323,12 +318,12 @@ class State:
         self._trees_read = {}
 
     def _load_names(self, conn):
-        rows = conn.execute(sa.select(_RC.c.id, _RC.c.name)).all()
+        rows = conn.execute(sa.select(RC.c.id, RC.c.name)).all()
         self.class_names = dict(rows)
         self.class_ids = {name: id_ for id_, name in rows}
         rows = conn.execute(sa.select(
-            _TRAIT.c.id, _TRAIT.c.name, _TRAIT.c.created_at,
-            _TRAIT.c.updated_at)).all()
+            TRAIT.c.id, TRAIT.c.name, TRAIT.c.created_at,
+            TRAIT.c.updated_at)).all()
         self.trait_names = {id_: name for id_, name, _, _ in rows}
         self.trait_ids = {name: id_ for id_, name, _, _ in rows}
         self.trait_changed = {id_: updated or created
@@ -357,11 +352,11 @@ class State:
         found = {}
         for (id_, uuid, parent, root, name, generation, created,
              updated) in conn.execute(
-                sa.select(_RP.c.id, _RP.c.uuid, _RP.c.parent_provider_id,
-                          _RP.c.root_provider_id, _RP.c.name,
-                          _RP.c.generation, _RP.c.created_at,
-                          _RP.c.updated_at)
-                .where(*only(_RP.c.id))):
+                sa.select(RP.c.id, RP.c.uuid, RP.c.parent_provider_id,
+                          RP.c.root_provider_id, RP.c.name,
+                          RP.c.generation, RP.c.created_at,
+                          RP.c.updated_at)
+                .where(*only(RP.c.id))):
             found[id_] = Provider(id_, uuid, parent, root, name, generation,
                                   updated or created)
         # Lists while reading, not sets or dicts: at 100,000 providers a
@@ -369,36 +364,34 @@ class State:
         inventories = collections.defaultdict(list)
         used = {}
         for provider_id, class_id, amount in conn.execute(
-                sa.select(_ALLOC.c.resource_provider_id,
-                          _ALLOC.c.resource_class_id,
-                          sa.func.sum(_ALLOC.c.used))
-                .where(*only(_ALLOC.c.resource_provider_id))
-                .group_by(_ALLOC.c.resource_provider_id,
-                          _ALLOC.c.resource_class_id)):
+                sa.select(ALLOC.c.resource_provider_id,
+                          ALLOC.c.resource_class_id,
+                          sa.func.sum(ALLOC.c.used))
+                .where(*only(ALLOC.c.resource_provider_id))
+                .group_by(ALLOC.c.resource_provider_id,
+                          ALLOC.c.resource_class_id)):
             used[provider_id, class_id] = int(amount or 0)
         for (provider_id, class_id, *record) in conn.execute(
-                sa.select(_INV.c.resource_provider_id,
-                          _INV.c.resource_class_id, _INV.c.total,
-                          _INV.c.reserved, _INV.c.min_unit, _INV.c.max_unit,
-                          _INV.c.step_size, _INV.c.allocation_ratio)
-                .where(*only(_INV.c.resource_provider_id))):
+                sa.select(INV.c.resource_provider_id,
+                          INV.c.resource_class_id,
+                          *inventory_storage.FIELD_COLUMNS)
+                .where(*only(INV.c.resource_provider_id))):
             if provider_id in found:
                 inventories[provider_id].append((class_id, self._record(
                     *record, used.get((provider_id, class_id), 0))))
         traits = collections.defaultdict(list)
         for provider_id, trait_id in conn.execute(
-                sa.select(_RP_TRAIT.c.resource_provider_id,
-                          _RP_TRAIT.c.trait_id)
-                .where(*only(_RP_TRAIT.c.resource_provider_id))):
+                sa.select(RP_TRAIT.c.resource_provider_id,
+                          RP_TRAIT.c.trait_id)
+                .where(*only(RP_TRAIT.c.resource_provider_id))):
             traits[provider_id].append(trait_id)
         aggregates = collections.defaultdict(list)
         aggregate_ids = self.aggregate_ids
         for provider_id, aggregate, aggregate_id in conn.execute(
-                sa.select(_RP_AGG.c.resource_provider_id, _AGG.c.uuid,
-                          _AGG.c.id)
-                .select_from(_RP_AGG.join(
-                    _AGG, _AGG.c.id == _RP_AGG.c.aggregate_id))
-                .where(*only(_RP_AGG.c.resource_provider_id))):
+                sa.select(RP_AGG.c.resource_provider_id, AGG.c.uuid,
+                          AGG.c.id)
+                .select_from(AGGREGATE_MEMBERSHIPS)
+                .where(*only(RP_AGG.c.resource_provider_id))):
             aggregates[provider_id].append(self._shared(aggregate))
             aggregate_ids[aggregate] = aggregate_id
         for provider_id, provider in found.items():
