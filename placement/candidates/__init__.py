@@ -6,7 +6,10 @@ Read in this order; each module depends only on those above it.
   request-wide parameters), parsed from HTTP by the handler.
 - ``snapshot``: the in-memory state everything here reads (providers,
   their inventories, usage, traits, aggregates and trees), kept exact by
-  the change log.
+  the change log; read through its lookups (a provider by id or uuid, a
+  name's id and back, who holds a class, a trait or an aggregate, a
+  tree's members), and through its providers and sharing providers
+  where a walk covers many.
 - ``filters``: the tests a provider passes or fails for a group
   (capacity, traits, aggregates, trees), over the state and its indexes.
 - ``combine``: per anchoring tree, the search that picks one provider per

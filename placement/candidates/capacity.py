@@ -166,15 +166,17 @@ def most_copies(found, free):
 
 
 def _free(state, found):
-    return {key: state.providers[key[0]].inventory[key[1]].free
-            for pattern in found for key, _ in pattern}
+    return {(provider, class_id):
+            state.provider(provider).inventory[class_id].free
+            for pattern in found for (provider, class_id), _ in pattern}
 
 
 class _Result:
     def __init__(self, state):
         self.state = state
-        self.roots = {state.providers[root].uuid: 0 for root in state.roots()}
-        self.sharing = {state.providers[pid].uuid: 0
+        self.roots = {state.provider(root).uuid: 0
+                      for root in state.roots()}
+        self.sharing = {state.provider(pid).uuid: 0
                         for pid in sorted(state.sharing)}
         self.bounded = []
         self.sharing_used = collections.Counter()
@@ -183,9 +185,10 @@ class _Result:
     def count_tree(self, root, found, complete):
         state = self.state
         copies, counts, exact = most_copies(found, _free(state, found))
-        self.roots[state.providers[root].uuid] = copies
+        uuid = state.provider(root).uuid
+        self.roots[uuid] = copies
         if not (exact and complete):
-            self.bounded.append(state.providers[root].uuid)
+            self.bounded.append(uuid)
         for pattern, times in zip(found, counts):
             own = tuple((key, amount) for key, amount in pattern
                         if key[0] in state.sharing)
@@ -200,13 +203,14 @@ class _Result:
         for provider, found in self.sharing_patterns.items():
             found = _undominated(found)
             copies, _, exact = most_copies(found, _free(state, found))
-            self.sharing[state.providers[provider].uuid] = copies
+            uuid = state.provider(provider).uuid
+            self.sharing[uuid] = copies
             if not exact:
-                self.bounded.append(state.providers[provider].uuid)
+                self.bounded.append(uuid)
 
     def body(self):
         state = self.state
-        limited = any(used > state.providers[p].inventory[c].free
+        limited = any(used > state.provider(p).inventory[c].free
                       for (p, c), used in self.sharing_used.items())
         return {'roots': self.roots, 'sharing': self.sharing,
                 'total': sum(self.roots.values()),

@@ -94,7 +94,7 @@ def _tree_step(state, name, kept, removed, reason):
     """A combining step as the answer shows it; the examples are the
     roots of the first trees it removed."""
     return {'step': name, 'trees': {'kept': kept, 'removed': len(removed)},
-            'examples': [{'uuid': state.providers[root].uuid,
+            'examples': [{'uuid': state.provider(root).uuid,
                           'reason': reason}
                          for root in sorted(removed)[:funnel.EXAMPLES]]}
 
@@ -220,7 +220,7 @@ def _group_step(state, step):
                          'removed': step.providers_removed}
     body['trees'] = {'kept': step.trees_kept,
                      'removed': len(step.removed_trees)}
-    body['examples'] = [{'uuid': state.providers[pid].uuid,
+    body['examples'] = [{'uuid': state.provider(pid).uuid,
                          'reason': reason} for pid, reason in step.examples]
     return body
 
@@ -235,7 +235,7 @@ def explain(state, request, settings):
     groups = _group_steps(state, request, trees)
     steps = _combination_steps(state, request, trees,
                                plan.load_groups(state, request))
-    answer_roots = {state.providers[state.by_uuid[uuid]].root
+    answer_roots = {state.provider_by_uuid(uuid).root
                     for resources, _ in answers for uuid in resources}
     limit = _limit_step(state, settings, request, trees, answer_roots)
     if limit is not None:

@@ -23,18 +23,19 @@ def class_ids(state, names):
     """{name: id}; UnknownResourceClass for the first unknown name."""
     ids = {}
     for name in names:
-        if name not in state.class_ids:
+        ids[name] = state.class_id(name)
+        if ids[name] is None:
             raise UnknownResourceClass('No such resource class %s.' % name)
-        ids[name] = state.class_ids[name]
     return ids
 
 
 def trait_ids(state, names):
     """{name: id}; UnknownTrait for the first unknown name (sorted)."""
-    for name in sorted(names):
-        if name not in state.trait_ids:
+    ids = {name: state.trait_id(name) for name in names}
+    for name in sorted(ids):
+        if ids[name] is None:
             raise UnknownTrait('No such trait(s): %s.' % name)
-    return {name: state.trait_ids[name] for name in names}
+    return ids
 
 
 def roots(state, required=(), forbidden=()):
@@ -51,8 +52,8 @@ def roots(state, required=(), forbidden=()):
 
 def root_of(state, uuid):
     """The root id of the provider ``uuid``'s tree, or None."""
-    provider_id = state.by_uuid.get(uuid)
-    return None if provider_id is None else state.providers[provider_id].root
+    provider = state.provider_by_uuid(uuid)
+    return None if provider is None else provider.root
 
 
 def in_every(state, member_of):
@@ -69,7 +70,7 @@ def in_any(state, aggregate_uuids):
     """Ids of the providers in any of the aggregates."""
     members = set()
     for uuid in aggregate_uuids:
-        members |= state.aggregate_members.get(uuid, set())
+        members |= state.in_aggregate(uuid)
     return members
 
 
@@ -77,8 +78,8 @@ def holding_every(state, class_ids):
     """Ids of the providers with inventory of every class."""
     found = None
     for class_id in sorted(class_ids,
-                           key=lambda c: len(state.class_members.get(c, ()))):
-        members = state.class_members.get(class_id, set())
+                           key=lambda c: len(state.holding_class(c))):
+        members = state.holding_class(class_id)
         found = set(members) if found is None else found & members
         if not found:
             break
@@ -89,7 +90,7 @@ def holding_any(state, class_ids):
     """Ids of the providers with inventory of any of the classes."""
     found = set()
     for class_id in class_ids:
-        found |= state.class_members.get(class_id, set())
+        found |= state.holding_class(class_id)
     return found
 
 
@@ -97,14 +98,13 @@ def drop_by_traits(state, found, required=(), forbidden=()):
     """``found`` (a set, changed in place) less the providers that lack
     one of each set of ``required`` trait ids or hold a ``forbidden``
     one."""
-    members = state.trait_members
     for any_of in required:
         holders = set()
         for trait_id in any_of:
-            holders |= members.get(trait_id, set())
+            holders |= state.holding_trait(trait_id)
         found &= holders
     for trait_id in forbidden:
-        found -= members.get(trait_id, set())
+        found -= state.holding_trait(trait_id)
     return found
 
 
@@ -114,7 +114,7 @@ def reaching(state, members):
     with ``member_of`` may use."""
     found = set(members) | state.sharing
     for member in members:
-        found.update(state.trees.get(member, ()))
+        found.update(state.members(member))
     return found
 
 
@@ -134,16 +134,34 @@ def aggregates_pass(provider, member_of, forbidden_aggregates):
                     for uuids in member_of))
 
 
+def misfit(record, amount):
+    """Why ``amount`` of a class does not fit the provider's inventory
+    ``record`` of it (None: it has none), as the first check it fails:
+    ``'inventory'``, ``'min_unit'``, ``'max_unit'``, ``'step_size'`` or
+    ``'free'`` (capacity less current usage); None when it fits.
+
+    The one statement of the checks: ``with_room`` decides by it, and the
+    explain funnel words the failed check (in this order) by it."""
+    if record is None:
+        return 'inventory'
+    if amount < record.min_unit:
+        return 'min_unit'
+    if amount > record.max_unit:
+        return 'max_unit'
+    if amount % record.step_size:
+        return 'step_size'
+    if amount > record.free:
+        return 'free'
+    return None
+
+
 def with_room(provider, amounts):
     """The class ids of ``amounts`` ({class id: amount}) the provider has
-    room for (capacity, usage, min_unit, max_unit, step_size)."""
+    room for (``misfit`` finds nothing)."""
     found = []
     records = provider.inventory
     for class_id, amount in amounts.items():
-        record = records.get(class_id)
-        if (record is not None and amount <= record.free
-                and record.min_unit <= amount <= record.max_unit
-                and amount % record.step_size == 0):
+        if misfit(records.get(class_id), amount) is None:
             found.append(class_id)
     return found
 

@@ -65,20 +65,23 @@ class _Check:
 
 
 def capacity_reason(name, record, amount):
-    """Why ``amount`` of class ``name`` does not fit ``record`` (which
-    ``filters.with_room`` has decided), in the operator's terms."""
-    if record is None:
+    """Why ``amount`` of class ``name`` does not fit ``record``, in the
+    operator's terms: ``filters.misfit``'s check put in words; None when
+    it fits."""
+    failed = filters.misfit(record, amount)
+    if failed is None:
+        return None
+    if failed == 'inventory':
         return '%s: no inventory' % name
-    if amount < record.min_unit:
-        return '%s: needs %d, min_unit %d' % (name, amount, record.min_unit)
-    if amount > record.max_unit:
-        return '%s: needs %d, max_unit %d' % (name, amount, record.max_unit)
-    if amount % record.step_size:
+    if failed == 'free':
+        return '%s: needs %d, free %d = (%d - %d reserved) x %s - %d used' % (
+            name, amount, record.free, record.total, record.reserved,
+            record.ratio, record.used)
+    if failed == 'step_size':
         return '%s: needs %d, not a multiple of step_size %d' % (
             name, amount, record.step_size)
-    return '%s: needs %d, free %d = (%d - %d reserved) x %s - %d used' % (
-        name, amount, record.free, record.total, record.reserved,
-        record.ratio, record.used)
+    return '%s: needs %d, %s %d' % (name, amount, failed,
+                                    getattr(record, failed))
 
 
 def _names(names):
@@ -167,12 +170,12 @@ class _Checks:
         return name if not self.group.granular else None
 
     def _trait_id(self, name):
-        return self.state.trait_ids.get(name)
+        return self.state.trait_id(name)
 
     def resource_checks(self):
         state = self.state
         for name in self.group.resources:
-            class_id = state.class_ids.get(name)
+            class_id = state.class_id(name)
             yield _Check(
                 'resource_class', {'resource_class': name},
                 'have no %s inventory%s' % (name, self.where),
@@ -181,14 +184,13 @@ class _Checks:
                     else 'no %s inventory' % name),
                 slot=self._slot(name))
         for name, amount in self.group.resources.items():
-            class_id = state.class_ids.get(name)
+            class_id = state.class_id(name)
             yield _Check(
                 'capacity', {'resource_class': name, 'amount': amount},
                 'cannot fit %s (need %d)%s' % (name, amount, self.where),
                 pair=lambda provider, _, class_id=class_id, name=name,
-                amount=amount: None if filters.with_room(
-                    provider, {class_id: amount}) else capacity_reason(
-                        name, provider.inventory.get(class_id), amount),
+                amount=amount: capacity_reason(
+                    name, provider.inventory.get(class_id), amount),
                 slot=self._slot(name))
 
     def trait_checks(self):
@@ -223,7 +225,7 @@ class _Checks:
                     _names(group.forbidden_traits), self.where),
                 pair=lambda provider, _: (
                     None if filters.traits_pass(provider, (), forbidden) else
-                    'has trait %s' % _names(self.state.trait_names[t] for t
+                    'has trait %s' % _names(self.state.trait_name(t) for t
                                             in provider.traits & forbidden)))
 
     def _required(self, constraint, detail, phrase, sets):

@@ -160,7 +160,7 @@ class Loader:
             roots = scope.roots if scope.roots is not None else scope.allowed
             ids = set(self.sharing)
             for root in roots:
-                ids.update(state.trees.get(root, ()))
+                ids.update(state.members(root))
             ids = sorted(ids)
         return [providers[id_] for id_ in ids]
 

@@ -35,16 +35,14 @@ def matching(state, wanted):
     """
     if not _all_known(state, wanted):
         return None
-    trait_ids = state.trait_ids
-    required = [{trait_ids[name] for name in names}
+    required = [{state.trait_id(name) for name in names}
                 for names in wanted.required_traits]
-    forbidden = {trait_ids[name] for name in wanted.forbidden_traits}
-    amounts = {state.class_ids[name]: amount
+    forbidden = {state.trait_id(name) for name in wanted.forbidden_traits}
+    amounts = {state.class_id(name): amount
                for name, amount in wanted.resources.items()}
     providers = state.providers
     if wanted.in_tree is not None:
-        ids = state.members(
-            providers[state.by_uuid[wanted.in_tree]].root)
+        ids = state.members(state.provider_by_uuid(wanted.in_tree).root)
     elif wanted.member_of:
         ids = sorted(filters.in_every(state, wanted.member_of))
     elif amounts:
@@ -67,12 +65,14 @@ def _all_known(state, wanted):
     does not know)."""
     traits = {name for names in wanted.required_traits for name in names}
     aggregates = {uuid for uuids in wanted.member_of for uuid in uuids}
-    return ((wanted.in_tree is None or wanted.in_tree in state.by_uuid)
-            and all(name in state.trait_ids for name in
+    return ((wanted.in_tree is None
+             or state.provider_by_uuid(wanted.in_tree) is not None)
+            and all(state.trait_id(name) is not None for name in
                     traits | set(wanted.forbidden_traits))
-            and all(uuid in state.aggregate_members for uuid in
+            and all(state.in_aggregate(uuid) for uuid in
                     aggregates | set(wanted.forbidden_aggregates))
-            and all(name in state.class_ids for name in wanted.resources))
+            and all(state.class_id(name) is not None
+                    for name in wanted.resources))
 
 
 def fields(state, providers):

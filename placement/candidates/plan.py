@@ -92,10 +92,10 @@ def answer_bound(request, settings):
 
 def permitted_roots(state, request):
     """Ids of the roots ``root_required`` permits, ascending; a trait the
-    state does not know is held by no root."""
-    ids = state.trait_ids
-    required = {ids.get(name, -1) for name in request.root_required}
-    forbidden = {ids.get(name) for name in request.root_forbidden} - {None}
+    state does not know (its id None) is held by no root."""
+    required = {state.trait_id(name) for name in request.root_required}
+    forbidden = {state.trait_id(name)
+                 for name in request.root_forbidden} - {None}
     return filters.roots(state, required, forbidden)
 
 

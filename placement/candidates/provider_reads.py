@@ -19,18 +19,15 @@ def from_state(db, uuid, read):
     """``read(state, provider)`` on the fresh state of ``db``, or None
     when the state has no provider ``uuid``."""
     with snapshot.of(db).fresh() as state:
-        provider_id = state.by_uuid.get(uuid)
-        if provider_id is None:
-            return None
-        return read(state, state.providers[provider_id])
+        provider = state.provider_by_uuid(uuid)
+        return None if provider is None else read(state, provider)
 
 
 def usages(state, provider):
     """(generation, {class name: amount used}) for every class the
     provider has inventory of."""
-    names = state.class_names
     return provider.generation, {
-        names[class_id]: record.used
+        state.class_name(class_id): record.used
         for class_id, record in sorted(provider.inventory.items())}
 
 
@@ -38,14 +35,13 @@ def traits(state, provider):
     """(generation, trait names in id order, the newest trait's change
     time or None)."""
     ids = sorted(provider.traits)
-    changed = [state.trait_changed[id_] for id_ in ids
-               if state.trait_changed.get(id_) is not None]
-    return (provider.generation, [state.trait_names[id_] for id_ in ids],
+    changed = [state.trait_changed_at(id_) for id_ in ids
+               if state.trait_changed_at(id_) is not None]
+    return (provider.generation, [state.trait_name(id_) for id_ in ids],
             max(changed) if changed else None)
 
 
 def aggregates(state, provider):
     """(generation, aggregate uuids in id order)."""
-    ids = state.aggregate_ids
     return provider.generation, sorted(provider.aggregates,
-                                       key=ids.__getitem__)
+                                       key=state.aggregate_id)

@@ -32,18 +32,12 @@ import os_traits
 import sqlalchemy as sa
 
 from placement.storage import changes
+from placement.storage import inventories as inventory_storage
 from placement.storage import per_process
 from placement.storage import providers_core
-from placement.storage import tables
+from placement.storage.tables import (
+    AGG, AGGREGATE_MEMBERSHIPS, ALLOC, INV, RC, RP, RP_AGG, RP_TRAIT, TRAIT)
 
-_RP = tables.resource_providers
-_INV = tables.inventories
-_ALLOC = tables.allocations
-_RC = tables.resource_classes
-_TRAIT = tables.traits
-_RP_TRAIT = tables.resource_provider_traits
-_RP_AGG = tables.resource_provider_aggregates
-_AGG = tables.placement_aggregates
 
 LOG = logging.getLogger(__name__)
 
@@ -67,6 +61,7 @@ class Inventory:
 
     def __init__(self, total, reserved, min_unit, max_unit, step_size,
                  ratio, used):
+        # The record's fields in ``inventories.FIELDS`` order, as read.
         self.total = total
         self.reserved = reserved
         self.min_unit = min_unit
@@ -87,6 +82,7 @@ class _Inventories(dict):
 
 
 _NO_INVENTORY = _Inventories()
+_NOBODY = frozenset()
 
 
 class Provider:
@@ -111,7 +107,12 @@ class Provider:
 
 
 class State:
-    """Every provider, indexed the ways the search looks them up."""
+    """Every provider, indexed the ways the search looks them up.
+
+    Read, outside this module, through the lookups below, and through
+    two collections a walk over many providers takes once: ``providers``
+    ({id: Provider}) and ``sharing`` (the ids of the sharing providers).
+    Nothing outside changes them."""
 
     # Summaries kept on providers at most (about 1 KB each: at 100,000
     # providers an unbounded answer would otherwise keep 120 MB in every
@@ -159,6 +160,53 @@ class State:
         self._roots = None
 
     # -- lookups --------------------------------------------------------
+
+    def provider(self, provider_id):
+        """The Provider of ``provider_id``, which the state holds."""
+        return self.providers[provider_id]
+
+    def provider_by_uuid(self, uuid):
+        """The Provider ``uuid``, or None when the state has none."""
+        provider_id = self.by_uuid.get(uuid)
+        return None if provider_id is None else self.providers[provider_id]
+
+    def class_id(self, name):
+        """The id of the resource class ``name``, or None."""
+        return self.class_ids.get(name)
+
+    def class_name(self, class_id):
+        return self.class_names[class_id]
+
+    def trait_id(self, name):
+        """The id of the trait ``name``, or None."""
+        return self.trait_ids.get(name)
+
+    def trait_name(self, trait_id):
+        return self.trait_names[trait_id]
+
+    def trait_changed_at(self, trait_id):
+        """When the trait was last changed (else created), or None."""
+        return self.trait_changed.get(trait_id)
+
+    def aggregate_id(self, uuid):
+        """The internal id of a known aggregate: the order SQL lists a
+        provider's aggregates in."""
+        return self.aggregate_ids[uuid]
+
+    def holding_class(self, class_id):
+        """The ids of the providers with inventory of the class (not to
+        be changed)."""
+        return self.class_members.get(class_id, _NOBODY)
+
+    def holding_trait(self, trait_id):
+        """The ids of the providers with the trait (not to be
+        changed)."""
+        return self.trait_members.get(trait_id, _NOBODY)
+
+    def in_aggregate(self, uuid):
+        """The ids of the providers in the aggregate (not to be
+        changed); empty for one the state does not know."""
+        return self.aggregate_members.get(uuid, _NOBODY)
 
     def ordered(self):
         """Every provider id, ascending."""
@@ -270,12 +318,12 @@ class State:
         self._trees_read = {}
 
     def _load_names(self, conn):
-        rows = conn.execute(sa.select(_RC.c.id, _RC.c.name)).all()
+        rows = conn.execute(sa.select(RC.c.id, RC.c.name)).all()
         self.class_names = dict(rows)
         self.class_ids = {name: id_ for id_, name in rows}
         rows = conn.execute(sa.select(
-            _TRAIT.c.id, _TRAIT.c.name, _TRAIT.c.created_at,
-            _TRAIT.c.updated_at)).all()
+            TRAIT.c.id, TRAIT.c.name, TRAIT.c.created_at,
+            TRAIT.c.updated_at)).all()
         self.trait_names = {id_: name for id_, name, _, _ in rows}
         self.trait_ids = {name: id_ for id_, name, _, _ in rows}
         self.trait_changed = {id_: updated or created
@@ -304,11 +352,11 @@ class State:
         found = {}
         for (id_, uuid, parent, root, name, generation, created,
              updated) in conn.execute(
-                sa.select(_RP.c.id, _RP.c.uuid, _RP.c.parent_provider_id,
-                          _RP.c.root_provider_id, _RP.c.name,
-                          _RP.c.generation, _RP.c.created_at,
-                          _RP.c.updated_at)
-                .where(*only(_RP.c.id))):
+                sa.select(RP.c.id, RP.c.uuid, RP.c.parent_provider_id,
+                          RP.c.root_provider_id, RP.c.name,
+                          RP.c.generation, RP.c.created_at,
+                          RP.c.updated_at)
+                .where(*only(RP.c.id))):
             found[id_] = Provider(id_, uuid, parent, root, name, generation,
                                   updated or created)
         # Lists while reading, not sets or dicts: at 100,000 providers a
@@ -316,36 +364,34 @@ class State:
         inventories = collections.defaultdict(list)
         used = {}
         for provider_id, class_id, amount in conn.execute(
-                sa.select(_ALLOC.c.resource_provider_id,
-                          _ALLOC.c.resource_class_id,
-                          sa.func.sum(_ALLOC.c.used))
-                .where(*only(_ALLOC.c.resource_provider_id))
-                .group_by(_ALLOC.c.resource_provider_id,
-                          _ALLOC.c.resource_class_id)):
+                sa.select(ALLOC.c.resource_provider_id,
+                          ALLOC.c.resource_class_id,
+                          sa.func.sum(ALLOC.c.used))
+                .where(*only(ALLOC.c.resource_provider_id))
+                .group_by(ALLOC.c.resource_provider_id,
+                          ALLOC.c.resource_class_id)):
             used[provider_id, class_id] = int(amount or 0)
         for (provider_id, class_id, *record) in conn.execute(
-                sa.select(_INV.c.resource_provider_id,
-                          _INV.c.resource_class_id, _INV.c.total,
-                          _INV.c.reserved, _INV.c.min_unit, _INV.c.max_unit,
-                          _INV.c.step_size, _INV.c.allocation_ratio)
-                .where(*only(_INV.c.resource_provider_id))):
+                sa.select(INV.c.resource_provider_id,
+                          INV.c.resource_class_id,
+                          *inventory_storage.FIELD_COLUMNS)
+                .where(*only(INV.c.resource_provider_id))):
             if provider_id in found:
                 inventories[provider_id].append((class_id, self._record(
                     *record, used.get((provider_id, class_id), 0))))
         traits = collections.defaultdict(list)
         for provider_id, trait_id in conn.execute(
-                sa.select(_RP_TRAIT.c.resource_provider_id,
-                          _RP_TRAIT.c.trait_id)
-                .where(*only(_RP_TRAIT.c.resource_provider_id))):
+                sa.select(RP_TRAIT.c.resource_provider_id,
+                          RP_TRAIT.c.trait_id)
+                .where(*only(RP_TRAIT.c.resource_provider_id))):
             traits[provider_id].append(trait_id)
         aggregates = collections.defaultdict(list)
         aggregate_ids = self.aggregate_ids
         for provider_id, aggregate, aggregate_id in conn.execute(
-                sa.select(_RP_AGG.c.resource_provider_id, _AGG.c.uuid,
-                          _AGG.c.id)
-                .select_from(_RP_AGG.join(
-                    _AGG, _AGG.c.id == _RP_AGG.c.aggregate_id))
-                .where(*only(_RP_AGG.c.resource_provider_id))):
+                sa.select(RP_AGG.c.resource_provider_id, AGG.c.uuid,
+                          AGG.c.id)
+                .select_from(AGGREGATE_MEMBERSHIPS)
+                .where(*only(RP_AGG.c.resource_provider_id))):
             aggregates[provider_id].append(self._shared(aggregate))
             aggregate_ids[aggregate] = aggregate_id
         for provider_id, provider in found.items():

@@ -17,12 +17,12 @@ def shown(state, request, used, show_traits, show_all_resources):
     if request.nested_aware:
         ids = sorted({member for root in {providers[id_].root
                                           for id_ in used}
-                      for member in state.trees[root]})
+                      for member in state.members(root)})
     else:
         ids = sorted(used)
     if not show_all_resources:
         # Before 1.27, shaped by the request: not worth keeping.
-        requested = frozenset(state.class_ids[name]
+        requested = frozenset(state.class_id(name)
                               for group in request.groups
                               for name in group.resources)
         for id_ in ids:
@@ -43,21 +43,19 @@ def shown(state, request, used, show_traits, show_all_resources):
 
 
 def _summary(state, provider, show_traits, nested_aware, requested):
-    names = state.class_names
-    resources = {names[class_id]: {'capacity': record.capacity,
-                                   'used': record.used}
+    resources = {state.class_name(class_id): {'capacity': record.capacity,
+                                              'used': record.used}
                  for class_id, record in sorted(provider.inventory.items())
                  if requested is None or class_id in requested}
     summary = {'resources': resources}
     if show_traits:
         # Oldest trait first: the order upstream happens to answer in,
         # which its tests expect.
-        summary['traits'] = [state.trait_names[trait_id]
+        summary['traits'] = [state.trait_name(trait_id)
                              for trait_id in sorted(provider.traits)]
     if nested_aware:
-        providers = state.providers
         summary['parent_provider_uuid'] = (
-            providers[provider.parent].uuid
+            state.provider(provider.parent).uuid
             if provider.parent is not None else None)
-        summary['root_provider_uuid'] = providers[provider.root].uuid
+        summary['root_provider_uuid'] = state.provider(provider.root).uuid
     return summary

@@ -1,5 +1,9 @@
 """Storage: tables, the engine and one query module per resource.
 
+The queries call the tables by the short names ``tables`` defines (``RP``,
+``ALLOC``, ...), and the joins more than one module makes are written there
+too.
+
 Nothing here knows about HTTP.  Functions take a SQLAlchemy ``Connection``
 (from ``engine.Database``: a transaction for a write, and for a read too
 except on PostgreSQL, where a read runs outside one) and plain values, and

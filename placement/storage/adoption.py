@@ -14,7 +14,8 @@ migrated by upstream, and is refused with upstream's own remedy.
 
 import sqlalchemy as sa
 
-from placement.storage import tables
+from placement.storage.tables import (
+    ALLOC, CONSUMER, CONSUMER_OF_ALLOC, CONSUMER_TYPE, RP)
 
 # Upstream's alembic revisions, oldest first (openstack-placement 2.0.0,
 # Train, through 16.0.0).
@@ -35,18 +36,14 @@ def is_upstream(revision):
 def problems(conn):
     """What keeps an upstream database from being adopted, as sentences
     (none when it can be)."""
-    rp = tables.resource_providers
-    alloc = tables.allocations
-    consumers = tables.consumers
     found = []
-    if conn.scalar(sa.select(sa.func.count()).select_from(rp)
-                   .where(rp.c.root_provider_id.is_(None))):
+    if conn.scalar(sa.select(sa.func.count()).select_from(RP)
+                   .where(RP.c.root_provider_id.is_(None))):
         found.append('resource providers without a root provider id')
     if conn.scalar(
             sa.select(sa.func.count()).select_from(
-                alloc.outerjoin(consumers,
-                                consumers.c.uuid == alloc.c.consumer_id))
-            .where(consumers.c.id.is_(None))):
+                ALLOC.outerjoin(CONSUMER, CONSUMER_OF_ALLOC))
+            .where(CONSUMER.c.id.is_(None))):
         found.append('allocations without a consumer record')
     return found
 
@@ -63,7 +60,7 @@ def adopt(conn):
             % '; '.join(found))
     inspector = sa.inspect(conn)
     if 'consumer_types' not in inspector.get_table_names():
-        tables.consumer_types.create(conn)
+        CONSUMER_TYPE.create(conn)
     columns = {column['name'] for column in inspector.get_columns(
         'consumers')}
     if 'consumer_type_id' not in columns:

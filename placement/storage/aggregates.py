@@ -18,21 +18,17 @@ from placement.storage import changes
 from placement.storage import exceptions
 from placement.storage import providers_core
 from placement.storage import tables
+from placement.storage.tables import AGG, AGGREGATE_MEMBERSHIPS, RP, RP_AGG
 
-_RP = tables.resource_providers
-_AGG = tables.placement_aggregates
-_RP_AGG = tables.resource_provider_aggregates
-
-_UUID_COLUMN_WIDTH = _AGG.c.uuid.type.length
+_UUID_COLUMN_WIDTH = AGG.c.uuid.type.length
 
 
 def _memberships(conn, provider_id):
     """{uuid: internal id} of the provider's aggregates, in id order."""
-    query = (sa.select(_AGG.c.uuid, _AGG.c.id)
-             .select_from(_AGG.join(_RP_AGG,
-                                    _AGG.c.id == _RP_AGG.c.aggregate_id))
-             .where(_RP_AGG.c.resource_provider_id == provider_id)
-             .order_by(_AGG.c.id))
+    query = (sa.select(AGG.c.uuid, AGG.c.id)
+             .select_from(AGGREGATE_MEMBERSHIPS)
+             .where(RP_AGG.c.resource_provider_id == provider_id)
+             .order_by(AGG.c.id))
     return {row.uuid: row.id for row in conn.execute(query)}
 
 
@@ -50,7 +46,7 @@ def aggregate_ids_by_uuid(conn, uuids):
     uuids = set(uuids)
     if not uuids:
         return {}
-    query = sa.select(_AGG.c.uuid, _AGG.c.id).where(_AGG.c.uuid.in_(uuids))
+    query = sa.select(AGG.c.uuid, AGG.c.id).where(AGG.c.uuid.in_(uuids))
     return {row.uuid: row.id for row in conn.execute(query)}
 
 
@@ -85,7 +81,7 @@ def _ensure_aggregate(conn, aggregate_uuid):
         return existing[aggregate_uuid]
     try:
         with conn.begin_nested():
-            return conn.execute(_AGG.insert().values(
+            return conn.execute(AGG.insert().values(
                 uuid=aggregate_uuid, created_at=tables.utcnow())
             ).inserted_primary_key[0]
     except sa_exc.IntegrityError:
@@ -104,8 +100,8 @@ def _lock_provider(conn, provider_uuid):
     two writers never insert the same membership row.
     """
     row = conn.execute(
-        sa.select(_RP.c.id, _RP.c.generation)
-        .where(_RP.c.uuid == provider_uuid).with_for_update()).first()
+        sa.select(RP.c.id, RP.c.generation)
+        .where(RP.c.uuid == provider_uuid).with_for_update()).first()
     if row is None:
         # Gone (or never there): answer with the usual not-found error.
         providers_core.get_by_uuid(conn, provider_uuid)
@@ -135,12 +131,12 @@ def set_provider_aggregates(conn, provider_uuid, aggregate_uuids,
     stale_ids = [agg_id for agg_uuid, agg_id in current.items()
                  if agg_uuid not in wanted]
     if stale_ids:
-        conn.execute(_RP_AGG.delete().where(
-            _RP_AGG.c.resource_provider_id == provider_id,
-            _RP_AGG.c.aggregate_id.in_(stale_ids)))
+        conn.execute(RP_AGG.delete().where(
+            RP_AGG.c.resource_provider_id == provider_id,
+            RP_AGG.c.aggregate_id.in_(stale_ids)))
     now = tables.utcnow()
     for agg_uuid in (u for u in wanted if u not in current):
-        conn.execute(_RP_AGG.insert().values(
+        conn.execute(RP_AGG.insert().values(
             resource_provider_id=provider_id,
             aggregate_id=_ensure_aggregate(conn, agg_uuid),
             created_at=now))

@@ -29,52 +29,45 @@ from placement.storage import prepared
 from placement.storage import providers_core
 from placement.storage import resource_classes
 from placement.storage import tables
+from placement.storage.tables import (
+    ALLOC, CONSUMER, CONSUMER_OF_ALLOC, CONSUMER_TYPE, INV, PROJECT, RC, RP,
+    USER)
 
 LOG = logging.getLogger(__name__)
-
-_ALLOC = tables.allocations
-_RP = tables.resource_providers
-_INV = tables.inventories
-_RC = tables.resource_classes
-_CONSUMER = tables.consumers
-_PROJECT = tables.projects
-_USER = tables.users
-_TYPE = tables.consumer_types
 
 # The statements every claim runs, built once: constructing a statement
 # costs SQLAlchemy about ten times what executing a built one does.
 _NAMED_IDS = sa.union_all(
     sa.select(sa.literal(0, sa.Integer).label('is_class'),
-              _RP.c.uuid.label('key'), _RP.c.id)
-    .where(_RP.c.uuid.in_(sa.bindparam('uuids', expanding=True))),
-    sa.select(sa.literal(1, sa.Integer), _RC.c.name, _RC.c.id)
-    .where(_RC.c.name.in_(sa.bindparam('names', expanding=True))))
+              RP.c.uuid.label('key'), RP.c.id)
+    .where(RP.c.uuid.in_(sa.bindparam('uuids', expanding=True))),
+    sa.select(sa.literal(1, sa.Integer), RC.c.name, RC.c.id)
+    .where(RC.c.name.in_(sa.bindparam('names', expanding=True))))
 _PROVIDER_STATE = (
-    sa.select(_RP.c.id, _RP.c.generation, _INV.c.resource_class_id,
-              *(_INV.c[field] for field in inventories.FIELDS),
+    sa.select(RP.c.id, RP.c.generation, INV.c.resource_class_id,
+              *inventories.FIELD_COLUMNS,
               providers_core.inventory_usage().label('used'))
-    .select_from(_RP.outerjoin(_INV, sa.and_(
-        _INV.c.resource_provider_id == _RP.c.id,
-        _INV.c.resource_class_id.in_(
+    .select_from(RP.outerjoin(INV, sa.and_(
+        INV.c.resource_provider_id == RP.c.id,
+        INV.c.resource_class_id.in_(
             sa.bindparam('class_ids', expanding=True)))))
-    .where(_RP.c.id.in_(sa.bindparam('provider_ids', expanding=True))))
+    .where(RP.c.id.in_(sa.bindparam('provider_ids', expanding=True))))
 _BUMP_PROVIDER = (
-    _RP.update()
-    .where(_RP.c.id == sa.bindparam('provider_id'),
-           _RP.c.generation == sa.bindparam('expected'))
-    .values(generation=_RP.c.generation + 1,
-            updated_at=sa.bindparam('now', type_=_RP.c.updated_at.type)))
+    RP.update()
+    .where(RP.c.id == sa.bindparam('provider_id'),
+           RP.c.generation == sa.bindparam('expected'))
+    .values(generation=RP.c.generation + 1,
+            updated_at=sa.bindparam('now', type_=RP.c.updated_at.type)))
 _CONSUMER_WITH_PROVIDERS = (
-    sa.select(_CONSUMER.c.id, _CONSUMER.c.generation,
-              _CONSUMER.c.project_id, _ALLOC.c.resource_provider_id)
-    .select_from(_CONSUMER.join(
-        _ALLOC, _ALLOC.c.consumer_id == _CONSUMER.c.uuid))
-    .where(_CONSUMER.c.uuid == sa.bindparam('uuid')))
-_DELETE_CONSUMER_ALLOCATIONS = _ALLOC.delete().where(
-    _ALLOC.c.consumer_id == sa.bindparam('uuid'))
-_DELETE_CONSUMER = _CONSUMER.delete().where(
-    _CONSUMER.c.id == sa.bindparam('consumer_id'),
-    _CONSUMER.c.generation == sa.bindparam('expected'))
+    sa.select(CONSUMER.c.id, CONSUMER.c.generation,
+              CONSUMER.c.project_id, ALLOC.c.resource_provider_id)
+    .select_from(CONSUMER.join(ALLOC, CONSUMER_OF_ALLOC))
+    .where(CONSUMER.c.uuid == sa.bindparam('uuid')))
+_DELETE_CONSUMER_ALLOCATIONS = ALLOC.delete().where(
+    ALLOC.c.consumer_id == sa.bindparam('uuid'))
+_DELETE_CONSUMER = CONSUMER.delete().where(
+    CONSUMER.c.id == sa.bindparam('consumer_id'),
+    CONSUMER.c.generation == sa.bindparam('expected'))
 
 
 class ProviderNotFound(exceptions.InvalidInput):
@@ -110,25 +103,30 @@ class ConsumerWrite:
 
 # -- reading ---------------------------------------------------------------
 
+# An allocation with its provider's and its class's rows.
+_WITH_PROVIDER_AND_CLASS = (
+    ALLOC.join(RP, ALLOC.c.resource_provider_id == RP.c.id)
+    .join(RC, ALLOC.c.resource_class_id == RC.c.id))
+
 # Built once, as _FOR_PROVIDER below.
 _FOR_CONSUMER = prepared.Statement(
-    sa.select(_RP.c.uuid.label('resource_provider_uuid'),
-              _RP.c.generation.label('resource_provider_generation'),
-              _RC.c.name.label('resource_class'), _ALLOC.c.used,
-              _ALLOC.c.created_at, _ALLOC.c.updated_at,
-              _CONSUMER.c.generation.label('consumer_generation'),
-              _PROJECT.c.external_id.label('project_id'),
-              _USER.c.external_id.label('user_id'),
-              _TYPE.c.name.label('consumer_type'))
+    sa.select(RP.c.uuid.label('resource_provider_uuid'),
+              RP.c.generation.label('resource_provider_generation'),
+              RC.c.name.label('resource_class'), ALLOC.c.used,
+              ALLOC.c.created_at, ALLOC.c.updated_at,
+              CONSUMER.c.generation.label('consumer_generation'),
+              PROJECT.c.external_id.label('project_id'),
+              USER.c.external_id.label('user_id'),
+              CONSUMER_TYPE.c.name.label('consumer_type'))
     .select_from(
-        _ALLOC.join(_RP, _ALLOC.c.resource_provider_id == _RP.c.id)
-        .join(_RC, _ALLOC.c.resource_class_id == _RC.c.id)
-        .join(_CONSUMER, _ALLOC.c.consumer_id == _CONSUMER.c.uuid)
-        .join(_PROJECT, _CONSUMER.c.project_id == _PROJECT.c.id)
-        .join(_USER, _CONSUMER.c.user_id == _USER.c.id)
-        .outerjoin(_TYPE, _CONSUMER.c.consumer_type_id == _TYPE.c.id))
-    .where(_ALLOC.c.consumer_id == sa.bindparam('consumer'))
-    .order_by(_ALLOC.c.id))
+        _WITH_PROVIDER_AND_CLASS
+        .join(CONSUMER, CONSUMER_OF_ALLOC)
+        .join(PROJECT, CONSUMER.c.project_id == PROJECT.c.id)
+        .join(USER, CONSUMER.c.user_id == USER.c.id)
+        .outerjoin(CONSUMER_TYPE,
+                   CONSUMER.c.consumer_type_id == CONSUMER_TYPE.c.id))
+    .where(ALLOC.c.consumer_id == sa.bindparam('consumer'))
+    .order_by(ALLOC.c.id))
 _CONSUMER_ALLOCATION_FIELDS = tuple(
     column.name for column in _FOR_CONSUMER.statement.selected_columns)
 
@@ -161,17 +159,17 @@ def for_consumer(conn, consumer_uuid):
 # a consumer always has its project and user (foreign keys, NOT NULL), so
 # joining those too only cost PostgreSQL two index probes an allocation.
 _FOR_PROVIDER = prepared.Statement(
-    sa.select(_RP.c.generation.label('resource_provider_generation'),
-              _ALLOC.c.consumer_id.label('consumer_uuid'),
-              _CONSUMER.c.generation.label('consumer_generation'),
-              _RC.c.name.label('resource_class'), _ALLOC.c.used,
-              _ALLOC.c.created_at, _ALLOC.c.updated_at)
-    .select_from(_RP.outerjoin(
-        _ALLOC.join(_RC, _ALLOC.c.resource_class_id == _RC.c.id)
-        .join(_CONSUMER, _ALLOC.c.consumer_id == _CONSUMER.c.uuid),
-        _ALLOC.c.resource_provider_id == _RP.c.id))
-    .where(_RP.c.uuid == sa.bindparam('uuid'))
-    .order_by(_ALLOC.c.id))
+    sa.select(RP.c.generation.label('resource_provider_generation'),
+              ALLOC.c.consumer_id.label('consumer_uuid'),
+              CONSUMER.c.generation.label('consumer_generation'),
+              RC.c.name.label('resource_class'), ALLOC.c.used,
+              ALLOC.c.created_at, ALLOC.c.updated_at)
+    .select_from(RP.outerjoin(
+        ALLOC.join(RC, ALLOC.c.resource_class_id == RC.c.id)
+        .join(CONSUMER, CONSUMER_OF_ALLOC),
+        ALLOC.c.resource_provider_id == RP.c.id))
+    .where(RP.c.uuid == sa.bindparam('uuid'))
+    .order_by(ALLOC.c.id))
 
 
 def for_provider(conn, uuid):
@@ -203,15 +201,13 @@ def _existing(conn, consumer_uuids):
     if not consumer_uuids:
         return []
     return conn.execute(
-        sa.select(_ALLOC.c.consumer_id, _ALLOC.c.resource_provider_id,
-                  _ALLOC.c.resource_class_id, _ALLOC.c.used,
-                  _RP.c.uuid.label('provider_uuid'),
-                  _RC.c.name.label('resource_class'))
-        .select_from(
-            _ALLOC.join(_RP, _ALLOC.c.resource_provider_id == _RP.c.id)
-            .join(_RC, _ALLOC.c.resource_class_id == _RC.c.id))
-        .where(_ALLOC.c.consumer_id.in_(sorted(consumer_uuids)))
-        .order_by(_ALLOC.c.id)).all()
+        sa.select(ALLOC.c.consumer_id, ALLOC.c.resource_provider_id,
+                  ALLOC.c.resource_class_id, ALLOC.c.used,
+                  RP.c.uuid.label('provider_uuid'),
+                  RC.c.name.label('resource_class'))
+        .select_from(_WITH_PROVIDER_AND_CLASS)
+        .where(ALLOC.c.consumer_id.in_(sorted(consumer_uuids)))
+        .order_by(ALLOC.c.id)).all()
 
 
 def _named_ids(conn, writes):
@@ -418,8 +414,8 @@ def apply(conn, writes, prepared):
     _check_capacity(entries, records, freed, class_names)
     _create_fresh(conn, consumers)
     if rewritten:
-        conn.execute(_ALLOC.delete().where(
-            _ALLOC.c.consumer_id.in_(rewritten)))
+        conn.execute(ALLOC.delete().where(
+            ALLOC.c.consumer_id.in_(rewritten)))
     now = tables.utcnow()
     new_rows = [{'resource_provider_id': entry.provider_id,
                  'resource_class_id': entry.class_id,
@@ -427,7 +423,7 @@ def apply(conn, writes, prepared):
                  'used': entry.amount, 'created_at': now}
                 for entry in entries if entry.amount]
     if new_rows:
-        conn.execute(_ALLOC.insert(), new_rows)
+        conn.execute(ALLOC.insert(), new_rows)
     _bump_providers(conn, generations)
     touched = {entry.consumer['uuid']: entry.consumer for entry in entries}
     changes.projects_changed(

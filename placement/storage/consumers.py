@@ -19,21 +19,24 @@ from placement import error_codes
 from placement.storage import changes
 from placement.storage import exceptions
 from placement.storage import tables
+from placement.storage.tables import (
+    CONSUMER, CONSUMER_OF_ALLOC, CONSUMER_TYPE, PROJECT, USER)
 
-_CONSUMER = tables.consumers
-_PROJECT = tables.projects
-_USER = tables.users
-_TYPE = tables.consumer_types
-_ALLOC = tables.allocations
 
 # How a consumer without a type is named in usage reports.
 UNKNOWN_TYPE = 'unknown'
 
+# A consumer as ``find`` reads it: internal ids and generation.
+_COLUMNS = (CONSUMER.c.id, CONSUMER.c.uuid, CONSUMER.c.generation,
+            CONSUMER.c.project_id, CONSUMER.c.user_id,
+            CONSUMER.c.consumer_type_id)
+
+
 # A new consumer's INSERT that skips a duplicate uuid by itself, on the
 # dialects that can (the id comes back only if inserted).
 def _insert_skipping_duplicate(insert):
-    return (insert(_CONSUMER).on_conflict_do_nothing(index_elements=['uuid'])
-            .returning(_CONSUMER.c.id))
+    return (insert(CONSUMER).on_conflict_do_nothing(index_elements=['uuid'])
+            .returning(CONSUMER.c.id))
 
 
 _INSERT_NEW = {'postgresql': _insert_skipping_duplicate(postgresql.insert),
@@ -62,24 +65,21 @@ def _get_or_create(conn, table, key_column, value):
 
 
 def project_id(conn, external_id):
-    return _get_or_create(conn, _PROJECT, 'external_id', external_id)
+    return _get_or_create(conn, PROJECT, 'external_id', external_id)
 
 
 def user_id(conn, external_id):
-    return _get_or_create(conn, _USER, 'external_id', external_id)
+    return _get_or_create(conn, USER, 'external_id', external_id)
 
 
 def consumer_type_id(conn, name):
-    return _get_or_create(conn, _TYPE, 'name', name)
+    return _get_or_create(conn, CONSUMER_TYPE, 'name', name)
 
 
 def find(conn, uuid):
     """The consumer as a dict (internal ids and generation), or None."""
     row = conn.execute(
-        sa.select(_CONSUMER.c.id, _CONSUMER.c.uuid, _CONSUMER.c.generation,
-                  _CONSUMER.c.project_id, _CONSUMER.c.user_id,
-                  _CONSUMER.c.consumer_type_id)
-        .where(_CONSUMER.c.uuid == uuid)).first()
+        sa.select(*_COLUMNS).where(CONSUMER.c.uuid == uuid)).first()
     return dict(row._mapping) if row else None
 
 
@@ -90,7 +90,9 @@ def _generation_conflict(expected, given):
            'None' if given is None else given))
 
 
-def _id_named(table, column, parameter):
+def id_named(table, column, parameter):
+    """The id of ``table``'s row whose ``column`` is bound later as
+    ``parameter`` (NULL when there is none), as a scalar subquery."""
     return (sa.select(table.c.id)
             .where(table.c[column] == sa.bindparam(parameter))
             .scalar_subquery())
@@ -101,15 +103,13 @@ def _id_named(table, column, parameter):
 # type name matches nothing) and the consumer's row (NULLs when new).
 # Built once: constructing it costs more than running it.
 _KNOWN = (
-    sa.select(_id_named(_PROJECT, 'external_id', 'project').label('project'),
-              _id_named(_USER, 'external_id', 'user').label('user'),
-              _id_named(_TYPE, 'name', 'type').label('type'),
-              _CONSUMER.c.id, _CONSUMER.c.uuid, _CONSUMER.c.generation,
-              _CONSUMER.c.project_id, _CONSUMER.c.user_id,
-              _CONSUMER.c.consumer_type_id)
+    sa.select(id_named(PROJECT, 'external_id', 'project').label('project'),
+              id_named(USER, 'external_id', 'user').label('user'),
+              id_named(CONSUMER_TYPE, 'name', 'type').label('type'),
+              *_COLUMNS)
     .select_from(sa.select(sa.literal(1).label('one')).subquery()
-                 .outerjoin(_CONSUMER,
-                            _CONSUMER.c.uuid == sa.bindparam('uuid'))))
+                 .outerjoin(CONSUMER,
+                            CONSUMER.c.uuid == sa.bindparam('uuid'))))
 
 
 def _known(conn, uuid, project, user, consumer_type):
@@ -119,9 +119,8 @@ def _known(conn, uuid, project, user, consumer_type):
                                 'user': user, 'type': consumer_type}).one()
     consumer = None
     if row.id is not None:
-        consumer = {key: row._mapping[key] for key in (
-            'id', 'uuid', 'generation', 'project_id', 'user_id',
-            'consumer_type_id')}
+        consumer = {column.name: row._mapping[column.name]
+                    for column in _COLUMNS}
     return row.project, row.user, row.type, consumer
 
 
@@ -165,8 +164,8 @@ def ensure(conn, uuid, project, user, *, check_generation=False,
     differing = {key: value for key, value in wanted.items()
                  if consumer[key] != value}
     if differing:
-        conn.execute(_CONSUMER.update()
-                     .where(_CONSUMER.c.id == consumer['id'])
+        conn.execute(CONSUMER.update()
+                     .where(CONSUMER.c.id == consumer['id'])
                      .values(updated_at=tables.utcnow(), **differing))
         # What it holds moves from one project, user or type to another.
         changes.projects_changed(conn, consumer['project_id'],
@@ -192,7 +191,7 @@ def create_fresh(conn, consumer):
         return consumer['id'] is not None
     try:
         with conn.begin_nested():
-            consumer['id'] = conn.execute(_CONSUMER.insert().values(
+            consumer['id'] = conn.execute(CONSUMER.insert().values(
                 values)).inserted_primary_key[0]
     except sa_exc.IntegrityError:
         return False
@@ -202,9 +201,9 @@ def create_fresh(conn, consumer):
 def increment_generation(conn, consumer):
     """Compare-and-swap the consumer's generation to the next one."""
     result = conn.execute(
-        _CONSUMER.update()
-        .where(_CONSUMER.c.id == consumer['id'],
-               _CONSUMER.c.generation == consumer['generation'])
+        CONSUMER.update()
+        .where(CONSUMER.c.id == consumer['id'],
+               CONSUMER.c.generation == consumer['generation'])
         .values(generation=consumer['generation'] + 1,
                 updated_at=tables.utcnow()))
     if result.rowcount != 1:
@@ -219,6 +218,6 @@ def delete_if_unused(conn, uuids):
     uuids = sorted(set(uuids))
     if not uuids:
         return
-    conn.execute(_CONSUMER.delete().where(
-        _CONSUMER.c.uuid.in_(uuids),
-        ~sa.exists().where(_ALLOC.c.consumer_id == _CONSUMER.c.uuid)))
+    conn.execute(CONSUMER.delete().where(
+        CONSUMER.c.uuid.in_(uuids),
+        ~sa.exists().where(CONSUMER_OF_ALLOC)))

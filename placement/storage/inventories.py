@@ -22,13 +22,12 @@ from placement.storage import prepared
 from placement.storage import providers_core
 from placement.storage import resource_classes
 from placement.storage import tables
-
-_INV = tables.inventories
-_ALLOC = tables.allocations
-_RC = tables.resource_classes
+from placement.storage.tables import ALLOC, INV, INV_WITH_CLASS, RC, RP
 
 FIELDS = ('total', 'reserved', 'min_unit', 'max_unit', 'step_size',
           'allocation_ratio')
+# Their columns, for the statements that read records.
+FIELD_COLUMNS = tuple(INV.c[field] for field in FIELDS)
 
 
 class ResourceClassNotFound(exceptions.NotFound):
@@ -59,20 +58,18 @@ def capacity(record):
     return scaled if math.isinf(scaled) else int(scaled)
 
 
-_RP = tables.resource_providers
 # A record as it is read: its class's name, its fields and timestamps.
-_RECORD_COLUMNS = (_RC.c.name.label('resource_class'),
-                   *(_INV.c[field] for field in FIELDS),
-                   _INV.c.created_at, _INV.c.updated_at)
-_WITH_CLASS = _INV.join(_RC, _INV.c.resource_class_id == _RC.c.id)
+_RECORD_COLUMNS = (RC.c.name.label('resource_class'),
+                   *FIELD_COLUMNS,
+                   INV.c.created_at, INV.c.updated_at)
 # Built once, the provider with its records in one statement: its
 # generation and the records are of one moment, at one round trip.
 _FOR_PROVIDER_UUID = prepared.Statement(
-    sa.select(_RP.c.generation, *_RECORD_COLUMNS)
-    .select_from(_RP.outerjoin(
-        _WITH_CLASS, _INV.c.resource_provider_id == _RP.c.id))
-    .where(_RP.c.uuid == sa.bindparam('uuid'))
-    .order_by(_INV.c.resource_class_id))
+    sa.select(RP.c.generation, *_RECORD_COLUMNS)
+    .select_from(RP.outerjoin(
+        INV_WITH_CLASS, INV.c.resource_provider_id == RP.c.id))
+    .where(RP.c.uuid == sa.bindparam('uuid'))
+    .order_by(INV.c.resource_class_id))
 
 
 def for_provider_uuid(conn, uuid):
@@ -86,9 +83,9 @@ def list_for_provider(conn, provider_id):
     """The provider's records, each with its ``resource_class`` name and
     timestamps, in resource class id order."""
     rows = conn.execute(
-        sa.select(*_RECORD_COLUMNS).select_from(_WITH_CLASS)
-        .where(_INV.c.resource_provider_id == provider_id)
-        .order_by(_INV.c.resource_class_id))
+        sa.select(*_RECORD_COLUMNS).select_from(INV_WITH_CLASS)
+        .where(INV.c.resource_provider_id == provider_id)
+        .order_by(INV.c.resource_class_id))
     return [dict(row._mapping) for row in rows]
 
 
@@ -105,20 +102,20 @@ def _class_ids(conn, names):
 # What a write needs to know of the provider's inventory, in one
 # statement built once: each current record with its class name, and what
 # is allocated of it (sum and count).
-_HELD = (sa.select(_ALLOC.c.resource_class_id,
-                   sa.func.sum(_ALLOC.c.used).label('used'),
+_HELD = (sa.select(ALLOC.c.resource_class_id,
+                   sa.func.sum(ALLOC.c.used).label('used'),
                    sa.func.count().label('allocations'))
-         .where(_ALLOC.c.resource_provider_id == sa.bindparam('provider'))
-         .group_by(_ALLOC.c.resource_class_id).subquery())
+         .where(ALLOC.c.resource_provider_id == sa.bindparam('provider'))
+         .group_by(ALLOC.c.resource_class_id).subquery())
 _CURRENT = (
-    sa.select(_INV.c.resource_class_id, _RC.c.name,
-              *(_INV.c[field] for field in FIELDS),
+    sa.select(INV.c.resource_class_id, RC.c.name,
+              *FIELD_COLUMNS,
               sa.func.coalesce(_HELD.c.used, 0).label('used'),
               sa.func.coalesce(_HELD.c.allocations, 0).label('allocations'))
-    .select_from(_WITH_CLASS.outerjoin(
-        _HELD, _HELD.c.resource_class_id == _INV.c.resource_class_id))
-    .where(_INV.c.resource_provider_id == sa.bindparam('provider'))
-    .order_by(_INV.c.resource_class_id))
+    .select_from(INV_WITH_CLASS.outerjoin(
+        _HELD, _HELD.c.resource_class_id == INV.c.resource_class_id))
+    .where(INV.c.resource_provider_id == sa.bindparam('provider'))
+    .order_by(INV.c.resource_class_id))
 
 
 def _current(conn, provider_id):
@@ -157,14 +154,14 @@ def _values(record):
 
 
 def _insert(conn, provider_id, class_id, record):
-    conn.execute(_INV.insert().values(
+    conn.execute(INV.insert().values(
         resource_provider_id=provider_id, resource_class_id=class_id,
         created_at=tables.utcnow(), **_values(record)))
 
 
-_UPDATE = (_INV.update()
-           .where(_INV.c.resource_provider_id == sa.bindparam('provider'),
-                  _INV.c.resource_class_id == sa.bindparam('class_id'))
+_UPDATE = (INV.update()
+           .where(INV.c.resource_provider_id == sa.bindparam('provider'),
+                  INV.c.resource_class_id == sa.bindparam('class_id'))
            .values(updated_at=sa.bindparam('now'),
                    **{field: sa.bindparam('new_' + field)
                       for field in FIELDS}))
@@ -228,9 +225,9 @@ def delete(conn, provider, resource_class):
             'No inventory of class %s found for delete' % resource_class)
     _refuse_if_in_use(provider, current, [class_id])
     generation = _bump(conn, provider)
-    conn.execute(_INV.delete().where(
-        _INV.c.resource_provider_id == provider['id'],
-        _INV.c.resource_class_id == class_id))
+    conn.execute(INV.delete().where(
+        INV.c.resource_provider_id == provider['id'],
+        INV.c.resource_class_id == class_id))
     return generation
 
 
@@ -252,9 +249,9 @@ def replace_all(conn, provider, records):
         if excess]
     generation = _bump(conn, provider)
     if removed:
-        conn.execute(_INV.delete().where(
-            _INV.c.resource_provider_id == provider['id'],
-            _INV.c.resource_class_id.in_(sorted(removed))))
+        conn.execute(INV.delete().where(
+            INV.c.resource_provider_id == provider['id'],
+            INV.c.resource_class_id.in_(sorted(removed))))
     # A record sent as it is stored is left alone: nova sends the whole
     # inventory when one class changed, and each UPDATE is a statement.
     for class_id, name in wanted.items():

@@ -28,17 +28,16 @@ import sqlalchemy as sa
 from placement.storage import changes
 from placement.storage import per_process
 from placement.storage import prepared
-from placement.storage import tables
+from placement.storage.tables import PROJECT
 from placement.storage import usages
 
 # Answers kept per process and database, the least recently used dropped
 # first: a few hundred bytes each.
 KEEP = 4096
 
-_PROJECT = tables.projects
 _PROJECT_ID = prepared.Statement(
-    sa.select(_PROJECT.c.id)
-    .where(_PROJECT.c.external_id == sa.bindparam('project_id')))
+    sa.select(PROJECT.c.id)
+    .where(PROJECT.c.external_id == sa.bindparam('project_id')))
 
 
 class _Kept:

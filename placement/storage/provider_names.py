@@ -2,9 +2,7 @@
 
 import sqlalchemy as sa
 
-from placement.storage import tables
-
-_RP = tables.resource_providers
+from placement.storage.tables import RP
 
 
 def by_uuid(conn, uuids):
@@ -13,4 +11,4 @@ def by_uuid(conn, uuids):
     if not uuids:
         return {}
     return dict(conn.execute(
-        sa.select(_RP.c.uuid, _RP.c.name).where(_RP.c.uuid.in_(uuids))).all())
+        sa.select(RP.c.uuid, RP.c.name).where(RP.c.uuid.in_(uuids))).all())

@@ -13,20 +13,16 @@ from placement.storage import changes
 from placement.storage import exceptions
 from placement.storage import prepared
 from placement.storage import tables
+from placement.storage.tables import (
+    AGG, AGGREGATE_MEMBERSHIPS, ALLOC, INV, RP, RP_AGG, RP_TRAIT)
 
-_RP = tables.resource_providers
-_INV = tables.inventories
-_ALLOC = tables.allocations
-_RP_TRAIT = tables.resource_provider_traits
-_RP_AGG = tables.resource_provider_aggregates
-_AGG = tables.placement_aggregates
-_PARENT = _RP.alias('parent')
-_ROOT = _RP.alias('root')
+_PARENT = RP.alias('parent')
+_ROOT = RP.alias('root')
 
 PROVIDER_COLUMNS = (
-    _RP.c.id, _RP.c.uuid, _RP.c.name, _RP.c.generation,
-    _RP.c.parent_provider_id, _RP.c.root_provider_id,
-    _RP.c.created_at, _RP.c.updated_at,
+    RP.c.id, RP.c.uuid, RP.c.name, RP.c.generation,
+    RP.c.parent_provider_id, RP.c.root_provider_id,
+    RP.c.created_at, RP.c.updated_at,
     _PARENT.c.uuid.label('parent_provider_uuid'),
     _ROOT.c.uuid.label('root_provider_uuid'),
 )
@@ -35,13 +31,13 @@ PROVIDER_COLUMNS = (
 def provider_select():
     """SELECT of providers with parent and root uuids joined in."""
     return sa.select(*PROVIDER_COLUMNS).select_from(
-        _RP.outerjoin(_PARENT, _RP.c.parent_provider_id == _PARENT.c.id)
-        .outerjoin(_ROOT, _RP.c.root_provider_id == _ROOT.c.id))
+        RP.outerjoin(_PARENT, RP.c.parent_provider_id == _PARENT.c.id)
+        .outerjoin(_ROOT, RP.c.root_provider_id == _ROOT.c.id))
 
 
 # Built once: every write to a provider reads it first.
 _BY_UUID = prepared.Statement(
-    provider_select().where(_RP.c.uuid == sa.bindparam('uuid')))
+    provider_select().where(RP.c.uuid == sa.bindparam('uuid')))
 
 
 def find_by_uuid(conn, uuid):
@@ -81,9 +77,9 @@ def not_found(uuid):
         'No resource provider with uuid %s found' % uuid)
 
 
-_BUMP = (_RP.update()
-         .where(_RP.c.id == sa.bindparam('provider'),
-                _RP.c.generation == sa.bindparam('expected'))
+_BUMP = (RP.update()
+         .where(RP.c.id == sa.bindparam('provider'),
+                RP.c.generation == sa.bindparam('expected'))
          .values(generation=sa.bindparam('next'),
                  updated_at=sa.bindparam('now')))
 
@@ -106,20 +102,20 @@ def increment_generation(conn, provider_id, expected_generation):
 
 # -- conditions every provider filter shares --------------------------------
 
-def having_any_trait(trait_ids, provider=_RP.c.id):
+def having_any_trait(trait_ids, provider=RP.c.id):
     """Providers (``provider``: a column of provider ids) having any of
     ``trait_ids``."""
-    return provider.in_(sa.select(_RP_TRAIT.c.resource_provider_id)
-                        .where(_RP_TRAIT.c.trait_id.in_(trait_ids)))
+    return provider.in_(sa.select(RP_TRAIT.c.resource_provider_id)
+                        .where(RP_TRAIT.c.trait_id.in_(trait_ids)))
 
 
-def in_any_aggregate(aggregate_uuids, provider=_RP.c.id):
+def in_any_aggregate(aggregate_uuids, provider=RP.c.id):
     """Providers (``provider``: a column of provider ids) in any of the
     aggregates (unknown uuids match nothing)."""
     return provider.in_(
-        sa.select(_RP_AGG.c.resource_provider_id)
-        .select_from(_RP_AGG.join(_AGG, _AGG.c.id == _RP_AGG.c.aggregate_id))
-        .where(_AGG.c.uuid.in_(set(aggregate_uuids))))
+        sa.select(RP_AGG.c.resource_provider_id)
+        .select_from(AGGREGATE_MEMBERSHIPS)
+        .where(AGG.c.uuid.in_(set(aggregate_uuids))))
 
 
 def inventory_usage():
@@ -131,10 +127,10 @@ def inventory_usage():
     whatever plan the database picks (even before it has statistics).
     """
     return sa.func.coalesce(
-        sa.select(sa.func.sum(_ALLOC.c.used))
-        .where(_ALLOC.c.resource_provider_id == _INV.c.resource_provider_id,
-               _ALLOC.c.resource_class_id == _INV.c.resource_class_id)
-        .correlate(_INV)
+        sa.select(sa.func.sum(ALLOC.c.used))
+        .where(ALLOC.c.resource_provider_id == INV.c.resource_provider_id,
+               ALLOC.c.resource_class_id == INV.c.resource_class_id)
+        .correlate(INV)
         .scalar_subquery(), 0)
 
 

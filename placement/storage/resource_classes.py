@@ -14,9 +14,9 @@ from placement.storage import exceptions
 from placement.storage import names as names_lookup
 from placement.storage import standard_sync
 from placement.storage import tables
+from placement.storage.tables import ALLOC, INV, RC
 
-_RC = tables.resource_classes
-_COLUMNS = (_RC.c.id, _RC.c.name, _RC.c.created_at, _RC.c.updated_at)
+_COLUMNS = (RC.c.id, RC.c.name, RC.c.created_at, RC.c.updated_at)
 
 # Concurrent creators can pick the same next id; each loser retries with a
 # fresh maximum.  The bound only guards against a loop that cannot end.
@@ -33,13 +33,13 @@ def _not_found(name):
 
 def list_all(conn):
     """Every resource class as a dict, standard ones first (by id)."""
-    rows = conn.execute(sa.select(*_COLUMNS).order_by(_RC.c.id))
+    rows = conn.execute(sa.select(*_COLUMNS).order_by(RC.c.id))
     return [dict(row._mapping) for row in rows]
 
 
 def find_by_name(conn, name):
     """The resource class as a dict, or None."""
-    row = conn.execute(sa.select(*_COLUMNS).where(_RC.c.name == name)).first()
+    row = conn.execute(sa.select(*_COLUMNS).where(RC.c.name == name)).first()
     return dict(row._mapping) if row else None
 
 
@@ -58,11 +58,11 @@ def id_for_name(conn, name):
 
 def ids_by_name(conn, names):
     """{name: id} for those of ``names`` that exist (others are absent)."""
-    return names_lookup.ids_by_name(conn, _RC, names)
+    return names_lookup.ids_by_name(conn, RC, names)
 
 
 def _next_custom_id(conn):
-    highest = conn.scalar(sa.select(sa.func.max(_RC.c.id)))
+    highest = conn.scalar(sa.select(sa.func.max(RC.c.id)))
     if highest is None or highest < standard_sync.MIN_CUSTOM_RESOURCE_CLASS_ID:
         return standard_sync.MIN_CUSTOM_RESOURCE_CLASS_ID
     return highest + 1
@@ -79,7 +79,7 @@ def create(conn, name):
     for _attempt in range(_CREATE_ATTEMPTS):
         try:
             with conn.begin_nested():
-                conn.execute(_RC.insert().values(
+                conn.execute(RC.insert().values(
                     id=_next_custom_id(conn), name=name,
                     created_at=tables.utcnow()))
         except sa_exc.IntegrityError:
@@ -106,15 +106,15 @@ def rename(conn, name, new_name):
     if is_standard(resource_class):
         raise exceptions.ReadOnly(
             'Cannot update standard resource class %s.' % name)
-    taken = conn.execute(sa.select(_RC.c.id).where(
-        _RC.c.name == new_name, _RC.c.id != resource_class['id'])).first()
+    taken = conn.execute(sa.select(RC.c.id).where(
+        RC.c.name == new_name, RC.c.id != resource_class['id'])).first()
     if taken:
         raise exceptions.Duplicate(
             'Resource class %s already exists.' % new_name)
     try:
         with conn.begin_nested():
-            conn.execute(_RC.update()
-                         .where(_RC.c.id == resource_class['id'])
+            conn.execute(RC.update()
+                         .where(RC.c.id == resource_class['id'])
                          .values(name=new_name, updated_at=tables.utcnow()))
     except sa_exc.IntegrityError:
         raise exceptions.Duplicate(
@@ -125,7 +125,7 @@ def rename(conn, name, new_name):
 
 def _in_use(conn, class_id):
     """True if any inventory or allocation refers to the class."""
-    for table in (tables.inventories, tables.allocations):
+    for table in (INV, ALLOC):
         used = conn.execute(sa.select(table.c.id).where(
             table.c.resource_class_id == class_id).limit(1)).first()
         if used:
@@ -143,5 +143,5 @@ def delete(conn, name):
         raise exceptions.Conflict(
             'Cannot delete resource class %s. Class is in use in inventory.'
             % name)
-    conn.execute(_RC.delete().where(_RC.c.id == resource_class['id']))
+    conn.execute(RC.delete().where(RC.c.id == resource_class['id']))
     changes.names_changed(conn)

@@ -15,14 +15,8 @@ from placement.storage import exceptions
 from placement.storage import providers_core
 from placement.storage import resource_classes
 from placement.storage import tables
+from placement.storage.tables import ALLOC, INV, RP, RP_AGG, RP_TRAIT
 from placement.storage import traits
-
-_RP = tables.resource_providers
-_INV = tables.inventories
-_ALLOC = tables.allocations
-_RP_TRAIT = tables.resource_provider_traits
-_RP_AGG = tables.resource_provider_aggregates
-_AGG = tables.placement_aggregates
 
 
 def _create_conflict(error, uuid, name):
@@ -55,9 +49,9 @@ def _parent_missing(name, uuid):
 
 
 # Built once: creation is the hot write of a deployment's start-up.
-_INSERT = _RP.insert().returning(_RP.c.id)
-_MAKE_ROOT = (_RP.update()
-              .where(_RP.c.id == sa.bindparam('provider_id'))
+_INSERT = RP.insert().returning(RP.c.id)
+_MAKE_ROOT = (RP.update()
+              .where(RP.c.id == sa.bindparam('provider_id'))
               .values(root_provider_id=sa.bindparam('provider_id'),
                       updated_at=sa.bindparam('updated_at')))
 
@@ -118,8 +112,8 @@ UNCHANGED = object()
 
 def _subtree_ids(conn, provider_id):
     """Ids of the provider and every provider below it."""
-    below = _RP.alias('below')
-    subtree = (sa.select(_RP.c.id).where(_RP.c.id == provider_id)
+    below = RP.alias('below')
+    subtree = (sa.select(RP.c.id).where(RP.c.id == provider_id)
                .cte('subtree', recursive=True))
     subtree = subtree.union_all(
         sa.select(below.c.id)
@@ -164,8 +158,8 @@ def _new_place(conn, provider, parent_uuid, allow_reparenting):
 
 
 def _raise_if_name_taken(conn, name, provider_id):
-    taken = conn.execute(sa.select(_RP.c.id).where(
-        _RP.c.name == name, _RP.c.id != provider_id)).first()
+    taken = conn.execute(sa.select(RP.c.id).where(
+        RP.c.name == name, RP.c.id != provider_id)).first()
     if taken:
         raise exceptions.Duplicate(
             'Conflicting resource provider %s already exists.' % name)
@@ -210,12 +204,12 @@ def _apply_update(conn, provider_id, values):
         subtree = _subtree_ids(conn, provider_id)
         changes.touch(conn, *subtree)
         conn.execute(
-            _RP.update()
-            .where(_RP.c.id.in_(subtree),
-                   _RP.c.id != provider_id,
-                   _RP.c.root_provider_id != values['root_provider_id'])
+            RP.update()
+            .where(RP.c.id.in_(subtree),
+                   RP.c.id != provider_id,
+                   RP.c.root_provider_id != values['root_provider_id'])
             .values(root_provider_id=values['root_provider_id']))
-    conn.execute(_RP.update().where(_RP.c.id == provider_id)
+    conn.execute(RP.update().where(RP.c.id == provider_id)
                  .values(**values))
 
 
@@ -232,28 +226,28 @@ def delete(conn, uuid):
             'No resource provider with uuid %s found for delete' % uuid)
     provider_id = provider['id']
     changes.touch(conn, provider_id)
-    child = conn.execute(sa.select(_RP.c.id).where(
-        _RP.c.parent_provider_id == provider_id).limit(1)).first()
+    child = conn.execute(sa.select(RP.c.id).where(
+        RP.c.parent_provider_id == provider_id).limit(1)).first()
     if child is not None:
         raise _cannot_delete_parent(uuid)
-    allocation = conn.execute(sa.select(_ALLOC.c.id).where(
-        _ALLOC.c.resource_provider_id == provider_id).limit(1)).first()
+    allocation = conn.execute(sa.select(ALLOC.c.id).where(
+        ALLOC.c.resource_provider_id == provider_id).limit(1)).first()
     if allocation is not None:
         raise exceptions.Conflict(
             'Unable to delete resource provider %s: Resource provider has '
             'allocations.' % uuid, code=exceptions.codes.PROVIDER_IN_USE)
     # The foreign keys cascade, but a database upstream created does not
     # have that, so the dependent rows go explicitly.
-    for table in (_INV, _RP_AGG, _RP_TRAIT):
+    for table in (INV, RP_AGG, RP_TRAIT):
         conn.execute(table.delete().where(
             table.c.resource_provider_id == provider_id))
     try:
         with conn.begin_nested():
             # A root refers to itself, and InnoDB checks that reference
             # before the row is gone: it would refuse to delete any root.
-            conn.execute(_RP.update().where(_RP.c.id == provider_id)
+            conn.execute(RP.update().where(RP.c.id == provider_id)
                          .values(root_provider_id=None))
-            conn.execute(_RP.delete().where(_RP.c.id == provider_id))
+            conn.execute(RP.delete().where(RP.c.id == provider_id))
     except sa_exc.IntegrityError:
         # A child appeared since we looked.
         raise _cannot_delete_parent(uuid)
@@ -315,16 +309,16 @@ def _with_capacity(amounts):
     amount = sa.case(
         {class_id: sa.literal(amount)
          for class_id, amount in amounts.items()},
-        value=_INV.c.resource_class_id)
-    return _RP.c.id.in_(
-        sa.select(_INV.c.resource_provider_id)
-        .where(_INV.c.resource_class_id.in_(list(amounts)),
-               _INV.c.min_unit <= amount,
-               _INV.c.max_unit >= amount,
-               amount % _INV.c.step_size == 0,
-               providers_core.inventory_usage() + amount <= (_INV.c.total - _INV.c.reserved)
-               * _INV.c.allocation_ratio)
-        .group_by(_INV.c.resource_provider_id)
+        value=INV.c.resource_class_id)
+    return RP.c.id.in_(
+        sa.select(INV.c.resource_provider_id)
+        .where(INV.c.resource_class_id.in_(list(amounts)),
+               INV.c.min_unit <= amount,
+               INV.c.max_unit >= amount,
+               amount % INV.c.step_size == 0,
+               providers_core.inventory_usage() + amount
+               <= (INV.c.total - INV.c.reserved) * INV.c.allocation_ratio)
+        .group_by(INV.c.resource_provider_id)
         .having(sa.func.count() == len(amounts)))
 
 
@@ -345,7 +339,7 @@ def _raise_unless_a_filter_matches_nothing(conn, error, *filters):
     stops at such a filter and never gets to the name it cannot find."""
     for conditions in filters:
         if conditions and conn.execute(
-                sa.select(_RP.c.id).where(*conditions).limit(1)
+                sa.select(RP.c.id).where(*conditions).limit(1)
         ).first() is None:
             raise _NothingMatches()
     raise error
@@ -354,15 +348,15 @@ def _raise_unless_a_filter_matches_nothing(conn, error, *filters):
 def _plain_conditions(conn, filters):
     conditions = []
     if filters.name:
-        conditions.append(_RP.c.name == filters.name)
+        conditions.append(RP.c.name == filters.name)
     if filters.uuid:
-        conditions.append(_RP.c.uuid == filters.uuid)
+        conditions.append(RP.c.uuid == filters.uuid)
     if filters.in_tree:
-        root_id = conn.scalar(sa.select(_RP.c.root_provider_id)
-                              .where(_RP.c.uuid == filters.in_tree))
+        root_id = conn.scalar(sa.select(RP.c.root_provider_id)
+                              .where(RP.c.uuid == filters.in_tree))
         if root_id is None:
             raise _NothingMatches()
-        conditions.append(_RP.c.root_provider_id == root_id)
+        conditions.append(RP.c.root_provider_id == root_id)
     return conditions
 
 
@@ -376,8 +370,9 @@ def _trait_conditions(conn, filters):
     unknown = _first_unknown(required_names, trait_ids)
     if unknown is not None:
         raise UnknownTrait('No such trait(s): %s.' % unknown)
-    required = [providers_core.having_any_trait([trait_ids[name] for name in names])
-                for names in filters.required_traits]
+    required = [providers_core.having_any_trait(
+        [trait_ids[name] for name in names])
+        for names in filters.required_traits]
     unknown = _first_unknown(forbidden_names, trait_ids)
     if unknown is not None:
         _raise_unless_a_filter_matches_nothing(
@@ -390,10 +385,12 @@ def _trait_conditions(conn, filters):
 
 def _aggregate_conditions(filters):
     """(member, forbidden) aggregate conditions."""
-    members = [providers_core.in_any_aggregate(uuids) for uuids in filters.member_of]
+    members = [providers_core.in_any_aggregate(uuids)
+               for uuids in filters.member_of]
     if not filters.forbidden_aggregates:
         return members, []
-    return members, [sa.not_(providers_core.in_any_aggregate(filters.forbidden_aggregates))]
+    return members, [sa.not_(providers_core.in_any_aggregate(
+        filters.forbidden_aggregates))]
 
 
 def _capacity_conditions(conn, filters, *earlier_filters):
@@ -427,5 +424,5 @@ def list_providers(conn, filters):
         return []
     query = providers_core.provider_select().where(
         *plain, *required_traits, *forbidden_traits, *members,
-        *forbidden_aggregates, *capacity).order_by(_RP.c.id)
+        *forbidden_aggregates, *capacity).order_by(RP.c.id)
     return conn.execute(query).mappings().all()

@@ -4,6 +4,9 @@ Table and column names are upstream Placement's, so that a database written
 by upstream can be read by this service (and the reverse); the migrations in
 ``migrations/`` create exactly this.  Foreign keys with ``ON DELETE CASCADE``
 let a provider's dependent rows go with it in one statement.
+
+At the end, the short names the queries call the tables by, and the joins
+more than one module makes, each written here once.
 """
 
 import datetime
@@ -204,3 +207,26 @@ provider_changes = sa.Table(
     sa.Column('shard', sa.Integer, nullable=False, server_default='1'),
     sa.Index('placement_provider_changes_shard_stamp_idx', 'shard', 'stamp'),
 )
+
+
+# -- the names and joins the queries share ---------------------------------
+
+AGG = placement_aggregates
+ALLOC = allocations
+CONSUMER = consumers
+CONSUMER_TYPE = consumer_types
+INV = inventories
+PROJECT = projects
+RC = resource_classes
+RP = resource_providers
+RP_AGG = resource_provider_aggregates
+RP_TRAIT = resource_provider_traits
+TRAIT = traits
+USER = users
+
+# An allocation names its consumer by uuid, not through a foreign key.
+CONSUMER_OF_ALLOC = ALLOC.c.consumer_id == CONSUMER.c.uuid
+# Inventory records with their class's name at hand.
+INV_WITH_CLASS = INV.join(RC, INV.c.resource_class_id == RC.c.id)
+# Providers' aggregate memberships with each aggregate's uuid.
+AGGREGATE_MEMBERSHIPS = RP_AGG.join(AGG, AGG.c.id == RP_AGG.c.aggregate_id)

@@ -13,13 +13,12 @@ from placement.storage import exceptions
 from placement.storage import names as names_lookup
 from placement.storage import providers_core
 from placement.storage import tables
+from placement.storage.tables import RP_TRAIT, TRAIT
 
 CUSTOM_PREFIX = 'CUSTOM_'
 
-_TRAIT = tables.traits
-_RP_TRAIT = tables.resource_provider_traits
-_COLUMNS = (_TRAIT.c.id, _TRAIT.c.name, _TRAIT.c.created_at,
-            _TRAIT.c.updated_at)
+_COLUMNS = (TRAIT.c.id, TRAIT.c.name, TRAIT.c.created_at,
+            TRAIT.c.updated_at)
 
 
 def _as_dicts(rows):
@@ -35,18 +34,18 @@ def list_traits(conn, name_in=None, prefix=None, associated=None):
     """
     query = sa.select(*_COLUMNS)
     if name_in is not None:
-        query = query.where(_TRAIT.c.name.in_(list(name_in)))
+        query = query.where(TRAIT.c.name.in_(list(name_in)))
     if prefix is not None:
-        query = query.where(_TRAIT.c.name.like(prefix + '%'))
+        query = query.where(TRAIT.c.name.like(prefix + '%'))
     if associated is not None:
-        used = sa.exists().where(_RP_TRAIT.c.trait_id == _TRAIT.c.id)
+        used = sa.exists().where(RP_TRAIT.c.trait_id == TRAIT.c.id)
         query = query.where(used if associated else ~used)
-    return _as_dicts(conn.execute(query.order_by(_TRAIT.c.id)))
+    return _as_dicts(conn.execute(query.order_by(TRAIT.c.id)))
 
 
 def find_by_name(conn, name):
     row = conn.execute(sa.select(*_COLUMNS)
-                       .where(_TRAIT.c.name == name)).first()
+                       .where(TRAIT.c.name == name)).first()
     return dict(row._mapping) if row else None
 
 
@@ -60,7 +59,7 @@ def get_by_name(conn, name):
 
 def trait_ids_by_name(conn, names):
     """{name: id} for those of ``names`` that exist (others are absent)."""
-    return names_lookup.ids_by_name(conn, _TRAIT, names)
+    return names_lookup.ids_by_name(conn, TRAIT, names)
 
 
 def ensure(conn, name):
@@ -72,7 +71,7 @@ def ensure(conn, name):
 def _create(conn, name):
     try:
         with conn.begin_nested():
-            conn.execute(_TRAIT.insert().values(
+            conn.execute(TRAIT.insert().values(
                 name=name, created_at=tables.utcnow()))
     except sa_exc.IntegrityError:
         raise exceptions.Duplicate('Trait %s already exists.' % name)
@@ -85,26 +84,26 @@ def delete(conn, name):
     trait = get_by_name(conn, name)
     if not name.startswith(CUSTOM_PREFIX):
         raise exceptions.ReadOnly('Cannot delete standard trait %s.' % name)
-    in_use = conn.execute(sa.select(_RP_TRAIT.c.trait_id).where(
-        _RP_TRAIT.c.trait_id == trait['id']).limit(1)).first()
+    in_use = conn.execute(sa.select(RP_TRAIT.c.trait_id).where(
+        RP_TRAIT.c.trait_id == trait['id']).limit(1)).first()
     if in_use:
         raise exceptions.Conflict(
             'The trait %s is in use by a resource provider.' % name)
-    conn.execute(_TRAIT.delete().where(_TRAIT.c.id == trait['id']))
+    conn.execute(TRAIT.delete().where(TRAIT.c.id == trait['id']))
     changes.names_changed(conn)
 
 
 # Built once, as the two statements every PUT of a provider's traits
 # runs before it writes.
 _OF_PROVIDER = (sa.select(*_COLUMNS)
-                .select_from(_TRAIT.join(_RP_TRAIT,
-                                         _RP_TRAIT.c.trait_id == _TRAIT.c.id))
-                .where(_RP_TRAIT.c.resource_provider_id
+                .select_from(TRAIT.join(RP_TRAIT,
+                                        RP_TRAIT.c.trait_id == TRAIT.c.id))
+                .where(RP_TRAIT.c.resource_provider_id
                        == sa.bindparam('provider'))
-                .order_by(_TRAIT.c.id))
+                .order_by(TRAIT.c.id))
 _NAMED = (sa.select(*_COLUMNS)
-          .where(_TRAIT.c.name.in_(sa.bindparam('names', expanding=True)))
-          .order_by(_TRAIT.c.id))
+          .where(TRAIT.c.name.in_(sa.bindparam('names', expanding=True)))
+          .order_by(TRAIT.c.id))
 
 
 def _traits_of(conn, provider_id):
@@ -138,12 +137,12 @@ def _replace(conn, provider, trait_ids):
             'Another thread concurrently updated the resource provider '
             'data. Please retry your update')
     if to_delete:
-        conn.execute(_RP_TRAIT.delete().where(
-            _RP_TRAIT.c.resource_provider_id == provider['id'],
-            _RP_TRAIT.c.trait_id.in_(sorted(to_delete))))
+        conn.execute(RP_TRAIT.delete().where(
+            RP_TRAIT.c.resource_provider_id == provider['id'],
+            RP_TRAIT.c.trait_id.in_(sorted(to_delete))))
     if to_add:
         now = tables.utcnow()
-        conn.execute(_RP_TRAIT.insert(), [
+        conn.execute(RP_TRAIT.insert(), [
             {'resource_provider_id': provider['id'], 'trait_id': trait_id,
              'created_at': now} for trait_id in sorted(to_add)])
     return generation

@@ -12,15 +12,10 @@ import sqlalchemy as sa
 
 from placement.storage import consumers as consumer_storage
 from placement.storage import prepared
-from placement.storage import tables
-
-_ALLOC = tables.allocations
-_INV = tables.inventories
-_RC = tables.resource_classes
-_CONSUMER = tables.consumers
-_PROJECT = tables.projects
-_USER = tables.users
-_TYPE = tables.consumer_types
+from placement.storage import providers_core
+from placement.storage.tables import (
+    ALLOC, CONSUMER, CONSUMER_OF_ALLOC, CONSUMER_TYPE, INV, INV_WITH_CLASS,
+    PROJECT, RC, USER)
 
 # consumer_type filters with a meaning of their own.
 ALL_TYPES = 'all'
@@ -29,15 +24,11 @@ ALL_TYPES = 'all'
 def for_provider(conn, provider_id):
     """{resource class: amount used} for every class the provider has
     inventory of (0 where nothing is allocated)."""
-    used = (sa.select(sa.func.sum(_ALLOC.c.used))
-            .where(_ALLOC.c.resource_provider_id == _INV.c.resource_provider_id,
-                   _ALLOC.c.resource_class_id == _INV.c.resource_class_id)
-            .correlate(_INV).scalar_subquery())
     rows = conn.execute(
-        sa.select(_RC.c.name, sa.func.coalesce(used, 0))
-        .select_from(_INV.join(_RC, _INV.c.resource_class_id == _RC.c.id))
-        .where(_INV.c.resource_provider_id == provider_id)
-        .order_by(_INV.c.resource_class_id))
+        sa.select(RC.c.name, providers_core.inventory_usage())
+        .select_from(INV_WITH_CLASS)
+        .where(INV.c.resource_provider_id == provider_id)
+        .order_by(INV.c.resource_class_id))
     return {name: int(amount) for name, amount in rows}
 
 
@@ -54,13 +45,18 @@ def _owned(per_consumer):
     through the index anyway.
     """
     if not per_consumer:
-        return (_ALLOC.join(_CONSUMER,
-                            _ALLOC.c.consumer_id == _CONSUMER.c.uuid),
-                _ALLOC.c)
-    allocations = (sa.select(_ALLOC.c.resource_class_id, _ALLOC.c.used)
-                   .where(_ALLOC.c.consumer_id == _CONSUMER.c.uuid)
+        return ALLOC.join(CONSUMER, CONSUMER_OF_ALLOC), ALLOC.c
+    allocations = (sa.select(ALLOC.c.resource_class_id, ALLOC.c.used)
+                   .where(CONSUMER_OF_ALLOC)
                    .offset(0).lateral('owned'))
-    return _CONSUMER.join(allocations, sa.true()), allocations.c
+    return CONSUMER.join(allocations, sa.true()), allocations.c
+
+
+def _type_name():
+    """A consumer's type name, ``unknown`` for one without a type (its
+    row joined as ``CONSUMER_TYPE``)."""
+    return sa.func.coalesce(CONSUMER_TYPE.c.name,
+                            consumer_storage.UNKNOWN_TYPE)
 
 
 def _sums(conditions, by_type, per_consumer):
@@ -69,17 +65,16 @@ def _sums(conditions, by_type, per_consumer):
     owned, columns = _owned(per_consumer)
     keys = [columns.resource_class_id]
     if by_type:
-        keys.append(_CONSUMER.c.consumer_type_id)
+        keys.append(CONSUMER.c.consumer_type_id)
     sums = (sa.select(*keys, sa.func.sum(columns.used).label('used'))
             .select_from(owned).where(*conditions).group_by(*keys)
             .subquery())
-    type_name = (sa.func.coalesce(_TYPE.c.name, consumer_storage.UNKNOWN_TYPE)
-                 if by_type else sa.literal(ALL_TYPES))
-    source = sums.join(_RC, _RC.c.id == sums.c.resource_class_id)
+    type_name = _type_name() if by_type else sa.literal(ALL_TYPES)
+    source = sums.join(RC, RC.c.id == sums.c.resource_class_id)
     if by_type:
         source = source.outerjoin(
-            _TYPE, _TYPE.c.id == sums.c.consumer_type_id)
-    return sa.select(type_name, _RC.c.name, sums.c.used).select_from(source)
+            CONSUMER_TYPE, CONSUMER_TYPE.c.id == sums.c.consumer_type_id)
+    return sa.select(type_name, RC.c.name, sums.c.used).select_from(source)
 
 
 def _consumer_counts(conditions, by_type, per_consumer):
@@ -87,32 +82,28 @@ def _consumer_counts(conditions, by_type, per_consumer):
     ``per_consumer``, each consumer looked up through the index, as
     ``_owned`` says why (an OFFSET keeps PostgreSQL from turning the
     EXISTS into a join)."""
-    held = sa.select(_ALLOC.c.id).where(
-        _ALLOC.c.consumer_id == _CONSUMER.c.uuid)
+    held = sa.select(ALLOC.c.id).where(CONSUMER_OF_ALLOC)
     holding = sa.exists(held.offset(0) if per_consumer else held)
     if not by_type:
         return sa.select(sa.literal(ALL_TYPES), sa.func.count()).where(
             *conditions, holding)
-    counts = (sa.select(_CONSUMER.c.consumer_type_id,
+    counts = (sa.select(CONSUMER.c.consumer_type_id,
                         sa.func.count().label('consumers'))
               .where(*conditions, holding)
-              .group_by(_CONSUMER.c.consumer_type_id).subquery())
-    return sa.select(
-        sa.func.coalesce(_TYPE.c.name, consumer_storage.UNKNOWN_TYPE),
-        counts.c.consumers).select_from(counts.outerjoin(
-            _TYPE, _TYPE.c.id == counts.c.consumer_type_id))
+              .group_by(CONSUMER.c.consumer_type_id).subquery())
+    return sa.select(_type_name(), counts.c.consumers).select_from(
+        counts.outerjoin(
+            CONSUMER_TYPE, CONSUMER_TYPE.c.id == counts.c.consumer_type_id))
 
 
 def _owner_by_external_ids(with_user):
     """Conditions on consumers for the external project (and user) ids
     bound later as ``project_id`` (and ``user_id``)."""
-    conditions = [_CONSUMER.c.project_id == sa.select(_PROJECT.c.id).where(
-        _PROJECT.c.external_id == sa.bindparam('project_id'))
-        .scalar_subquery()]
+    conditions = [CONSUMER.c.project_id == consumer_storage.id_named(
+        PROJECT, 'external_id', 'project_id')]
     if with_user:
-        conditions.append(_CONSUMER.c.user_id == sa.select(_USER.c.id).where(
-            _USER.c.external_id == sa.bindparam('user_id'))
-            .scalar_subquery())
+        conditions.append(CONSUMER.c.user_id == consumer_storage.id_named(
+            USER, 'external_id', 'user_id'))
     return conditions
 
 
@@ -151,9 +142,9 @@ def _type_condition(kind):
     if kind is None:
         return sa.true()
     if kind == consumer_storage.UNKNOWN_TYPE:
-        return _CONSUMER.c.consumer_type_id.is_(None)
-    return _CONSUMER.c.consumer_type_id == sa.select(_TYPE.c.id).where(
-        _TYPE.c.name == sa.bindparam('consumer_type')).scalar_subquery()
+        return CONSUMER.c.consumer_type_id.is_(None)
+    return CONSUMER.c.consumer_type_id == consumer_storage.id_named(
+        CONSUMER_TYPE, 'name', 'consumer_type')
 
 
 def _type_kind(consumer_type):
