@@ -216,15 +216,7 @@ def main():
         count = insert(url, args.providers, args.allocations)
         harness.log('inserted %d compute nodes and %d allocations in %.0f s'
                     % (args.providers, count, time.perf_counter() - started))
-        conf = harness.write_config(directory, url)
-        port = harness.free_port()
-        script = os.path.join(os.path.dirname(sys.executable),
-                              'placement-api')
-        server = harness.Server(
-            'ours', port, [script, '--config-file', conf, '--bind',
-                           '127.0.0.1:%d' % port, '--workers',
-                           str(harness.WORKERS)],
-            dict(os.environ), directory)
+        server, port = worker_memory.placement_api(directory, url)
         try:
             measure(server, port, args.repeat)
         finally:

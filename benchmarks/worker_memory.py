@@ -75,6 +75,19 @@ def insert(url, providers):
     db.dispose()
 
 
+def placement_api(directory, url):
+    """(Server, port): ours, placement-api with the benchmarks' workers,
+    on the database ``url``, its files in ``directory``."""
+    conf = harness.write_config(directory, url)
+    port = harness.free_port()
+    script = os.path.join(os.path.dirname(sys.executable), 'placement-api')
+    return harness.Server(
+        'ours', port, [script, '--config-file', conf, '--bind',
+                       '127.0.0.1:%d' % port, '--workers',
+                       str(harness.WORKERS)],
+        dict(os.environ), directory), port
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--providers', type=int, default=100000)
@@ -88,15 +101,7 @@ def main():
         insert(url, args.providers)
         harness.log('inserted %d compute nodes in %.0f s'
                     % (args.providers, time.perf_counter() - started))
-        conf = harness.write_config(directory, url)
-        port = harness.free_port()
-        script = os.path.join(os.path.dirname(sys.executable),
-                              'placement-api')
-        server = harness.Server(
-            'ours', port, [script, '--config-file', conf, '--bind',
-                           '127.0.0.1:%d' % port, '--workers',
-                           str(harness.WORKERS)],
-            dict(os.environ), directory)
+        server, port = placement_api(directory, url)
         try:
             measure(server, port, args.providers)
         finally:

@@ -112,16 +112,16 @@ def _providers_in_scope(state, scope):
         return None
     ids = set(state.providers)
     if scope.in_tree:
-        provider = state.by_uuid.get(scope.in_tree)
-        ids = (set(state.members(state.providers[provider].root))
-               if provider is not None else set())
+        provider = state.provider_by_uuid(scope.in_tree)
+        ids = (set(state.members(provider.root)) if provider is not None
+               else set())
     for any_of in scope.member_of:
         members = set()
         for aggregate in any_of:
-            members |= state.aggregate_members.get(aggregate, set())
+            members |= state.in_aggregate(aggregate)
         ids &= members
     for aggregate in scope.forbidden_aggregates:
-        ids -= state.aggregate_members.get(aggregate, set())
+        ids -= state.in_aggregate(aggregate)
     return ids
 
 
@@ -138,7 +138,6 @@ def _records(state, in_scope, test):
     shared set of records is tested once: at 100,000 providers that is a
     few hundred tests, not 300,000."""
     providers = state.providers
-    names = state.class_names
     tested = {}     # id of a provider's records: [(class id, record, said)]
     for provider_id in (providers if in_scope is None else in_scope):
         provider = providers[provider_id]
@@ -150,7 +149,7 @@ def _records(state, in_scope, test):
                 for class_id, record in inventory.items()
                 for said in (test(record),) if said]
         for class_id, record, said in found:
-            yield provider, class_id, names[class_id], record, said
+            yield provider, class_id, state.class_name(class_id), record, said
 
 
 def _capacity_words(record):

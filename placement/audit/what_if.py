@@ -54,7 +54,7 @@ def what_if(db, changes, defaults, check_record, request=None):
         records = _merged(state, changes, defaults)
         for (provider_id, name), record in records.items():
             if record is not None:
-                problem = check_record(state.providers[provider_id].uuid,
+                problem = check_record(state.provider(provider_id).uuid,
                                        name, record)
                 if problem:
                     raise Invalid(problem)
@@ -81,22 +81,22 @@ def _targets(state, changes):
     named one by one)], broadest first."""
     targets = []
     for name, classes in sorted(changes.by_trait.items()):
-        trait = state.trait_ids.get(name)
+        trait = state.trait_id(name)
         if trait is None:
             raise Invalid('No such trait %s.' % name)
-        targets.append((sorted(state.trait_members.get(trait, ())),
-                        classes, False))
+        targets.append((sorted(state.holding_trait(trait)), classes,
+                        False))
     for aggregate, classes in sorted(changes.by_aggregate.items()):
-        members = state.aggregate_members.get(aggregate)
+        members = state.in_aggregate(aggregate)
         if not members:
             raise Invalid('No resource provider is a member of aggregate '
                           '%s.' % aggregate)
         targets.append((sorted(members), classes, False))
     for uuid, classes in sorted(changes.inventories.items()):
-        provider = state.by_uuid.get(uuid)
+        provider = state.provider_by_uuid(uuid)
         if provider is None:
             raise Invalid('No resource provider with uuid %s found.' % uuid)
-        targets.append(([provider], classes, True))
+        targets.append(([provider.id], classes, True))
     return targets
 
 
@@ -108,17 +108,16 @@ def _merged(state, changes, defaults):
     has not got needs ``total``); one for an aggregate's or a trait's
     providers changes only the providers that have the class, unless it
     gives ``total``."""
-    class_ids = state.class_ids
     merged = {}
     for provider_ids, classes, named in _targets(state, changes):
         for name, change in classes.items():
-            class_id = class_ids.get(name)
+            class_id = state.class_id(name)
             if class_id is None:
                 raise Invalid('No such resource class %s.' % name)
             for provider_id in provider_ids:
                 key = (provider_id, name)
                 current = merged.get(key, _record(
-                    state.providers[provider_id], class_id))
+                    state.provider(provider_id), class_id))
                 if change is None:
                     merged[key] = None
                 elif current is None and 'total' not in change:
@@ -126,7 +125,7 @@ def _merged(state, changes, defaults):
                         raise Invalid(
                             'Resource provider %s has no %s inventory: '
                             'give its total.' % (
-                                state.providers[provider_id].uuid, name))
+                                state.provider(provider_id).uuid, name))
                 else:
                     merged[key] = dict(current or defaults, **change)
     return merged
@@ -145,19 +144,18 @@ def _whole(state, records):
     """{provider id: {class id: fields}}: each changed provider's whole
     inventory after the changes."""
     whole = {}
-    class_ids = state.class_ids
     for (provider_id, name), record in records.items():
         inventory = whole.get(provider_id)
         if inventory is None:
-            provider = state.providers[provider_id]
+            provider = state.provider(provider_id)
             inventory = whole[provider_id] = {
                 class_id: tuple(_record(provider, class_id)[field]
                                 for field in FIELDS)
                 for class_id in provider.inventory}
         if record is None:
-            inventory.pop(class_ids[name], None)
+            inventory.pop(state.class_id(name), None)
         else:
-            inventory[class_ids[name]] = tuple(record[field]
+            inventory[state.class_id(name)] = tuple(record[field]
                                                for field in FIELDS)
     return whole
 
@@ -165,8 +163,8 @@ def _whole(state, records):
 def _rows(state, records):
     rows = []
     for (provider_id, name), record in records.items():
-        provider = state.providers[provider_id]
-        class_id = state.class_ids[name]
+        provider = state.provider(provider_id)
+        class_id = state.class_id(name)
         current = provider.inventory.get(class_id)
         used = current.used if current is not None else 0
         before = current.capacity if current is not None else 0

@@ -103,11 +103,6 @@ class ConsumerWrite:
 
 # -- reading ---------------------------------------------------------------
 
-# An allocation with its provider's and its class's rows.
-_WITH_PROVIDER_AND_CLASS = (
-    ALLOC.join(RP, ALLOC.c.resource_provider_id == RP.c.id)
-    .join(RC, ALLOC.c.resource_class_id == RC.c.id))
-
 # Built once, as _FOR_PROVIDER below.
 _FOR_CONSUMER = prepared.Statement(
     sa.select(RP.c.uuid.label('resource_provider_uuid'),
@@ -118,13 +113,9 @@ _FOR_CONSUMER = prepared.Statement(
               PROJECT.c.external_id.label('project_id'),
               USER.c.external_id.label('user_id'),
               CONSUMER_TYPE.c.name.label('consumer_type'))
-    .select_from(
-        _WITH_PROVIDER_AND_CLASS
-        .join(CONSUMER, CONSUMER_OF_ALLOC)
-        .join(PROJECT, CONSUMER.c.project_id == PROJECT.c.id)
-        .join(USER, CONSUMER.c.user_id == USER.c.id)
-        .outerjoin(CONSUMER_TYPE,
-                   CONSUMER.c.consumer_type_id == CONSUMER_TYPE.c.id))
+    .select_from(tables.with_consumer_names(
+        tables.ALLOC_WITH_PROVIDER_AND_CLASS.join(
+            CONSUMER, CONSUMER_OF_ALLOC)))
     .where(ALLOC.c.consumer_id == sa.bindparam('consumer'))
     .order_by(ALLOC.c.id))
 _CONSUMER_ALLOCATION_FIELDS = tuple(
@@ -205,7 +196,7 @@ def _existing(conn, consumer_uuids):
                   ALLOC.c.resource_class_id, ALLOC.c.used,
                   RP.c.uuid.label('provider_uuid'),
                   RC.c.name.label('resource_class'))
-        .select_from(_WITH_PROVIDER_AND_CLASS)
+        .select_from(tables.ALLOC_WITH_PROVIDER_AND_CLASS)
         .where(ALLOC.c.consumer_id.in_(sorted(consumer_uuids)))
         .order_by(ALLOC.c.id)).all()
 

@@ -14,20 +14,13 @@ import os_traits
 import sqlalchemy as sa
 
 from placement.storage import tables
+from placement.storage.tables import (
+    ALLOC, CONSUMER, CONSUMER_TYPE, PROJECT, RC, RP, RP_TRAIT, TRAIT, USER)
 
-_ALLOC = tables.allocations
-_RP = tables.resource_providers
-_RP_TRAIT = tables.resource_provider_traits
-_TRAIT = tables.traits
-_RC = tables.resource_classes
-_CONSUMER = tables.consumers
-_PROJECT = tables.projects
-_USER = tables.users
-_TYPE = tables.consumer_types
 
 # When a consumer's allocations were last written: allocations are
 # replaced whole on every write, so the newest row says.
-_WRITTEN = sa.func.coalesce(_ALLOC.c.updated_at, _ALLOC.c.created_at)
+_WRITTEN = sa.func.coalesce(ALLOC.c.updated_at, ALLOC.c.created_at)
 
 # PostgreSQL's work_mem while every allocation is grouped by consumer.
 _GROUPING_MEMORY = '128MB'
@@ -49,12 +42,12 @@ def holdings(conn, pairs):
     wanted = set(pairs)
     for chunk in _chunks(providers):
         rows = conn.execute(
-            sa.select(_ALLOC.c.resource_provider_id,
-                      _ALLOC.c.resource_class_id, _ALLOC.c.consumer_id,
-                      sa.func.sum(_ALLOC.c.used), sa.func.max(_WRITTEN))
-            .where(_ALLOC.c.resource_provider_id.in_(chunk))
-            .group_by(_ALLOC.c.resource_provider_id,
-                      _ALLOC.c.resource_class_id, _ALLOC.c.consumer_id))
+            sa.select(ALLOC.c.resource_provider_id,
+                      ALLOC.c.resource_class_id, ALLOC.c.consumer_id,
+                      sa.func.sum(ALLOC.c.used), sa.func.max(_WRITTEN))
+            .where(ALLOC.c.resource_provider_id.in_(chunk))
+            .group_by(ALLOC.c.resource_provider_id,
+                      ALLOC.c.resource_class_id, ALLOC.c.consumer_id))
         for provider, class_id, consumer, used, written in rows:
             if (provider, class_id) in wanted:
                 found[provider, class_id].append(
@@ -71,17 +64,18 @@ def _largest_then_newest(holding):
 
 
 def _sharing_trait():
-    return (sa.select(_TRAIT.c.id)
-            .where(_TRAIT.c.name == os_traits.MISC_SHARES_VIA_AGGREGATE)
+    return (sa.select(TRAIT.c.id)
+            .where(TRAIT.c.name == os_traits.MISC_SHARES_VIA_AGGREGATE)
             .scalar_subquery())
 
 
-def _with_sharing(joined):
-    """``joined`` (allocations and their providers) with ``shares``, the
-    MISC_SHARES_VIA_AGGREGATE trait of the provider if it has it."""
-    shares = _RP_TRAIT.alias('shares')
+def _with_sharing():
+    """(shares, allocations joined to their providers and to ``shares``,
+    the provider's MISC_SHARES_VIA_AGGREGATE trait if it has it)."""
+    shares = RP_TRAIT.alias('shares')
+    joined = ALLOC.join(RP, RP.c.id == ALLOC.c.resource_provider_id)
     return shares, joined.outerjoin(shares, sa.and_(
-        shares.c.resource_provider_id == _ALLOC.c.resource_provider_id,
+        shares.c.resource_provider_id == ALLOC.c.resource_provider_id,
         shares.c.trait_id == _sharing_trait()))
 
 
@@ -92,24 +86,23 @@ def spanning(conn):
     id, sharing provider id)} of those holding in one tree of their own
     and on one sharing provider outside it, [consumer uuid] of the
     others)."""
-    shares, joined = _with_sharing(_ALLOC.join(
-        _RP, _RP.c.id == _ALLOC.c.resource_provider_id))
+    shares, joined = _with_sharing()
     not_sharing = shares.c.trait_id.is_(None)
-    root = _RP.c.root_provider_id
+    root = RP.c.root_provider_id
     own_root = sa.case((not_sharing, root), else_=None)
     sharing = sa.case((not_sharing, None),
-                      else_=_ALLOC.c.resource_provider_id)
+                      else_=ALLOC.c.resource_provider_id)
     if conn.dialect.name == 'postgresql':
         # Room to group a million rows in memory, for this transaction
         # only: with the default 4 MB they spill to disk, a third slower.
         conn.exec_driver_sql("SET LOCAL work_mem = '%s'" % _GROUPING_MEMORY)
     pairs, others = {}, []
     for consumer, low, high, sharing_low, sharing_high in conn.execute(
-            sa.select(_ALLOC.c.consumer_id, sa.func.min(own_root),
+            sa.select(ALLOC.c.consumer_id, sa.func.min(own_root),
                       sa.func.max(own_root), sa.func.min(sharing),
                       sa.func.max(sharing))
             .select_from(joined)
-            .group_by(_ALLOC.c.consumer_id)
+            .group_by(ALLOC.c.consumer_id)
             .having(sa.func.min(root) != sa.func.max(root))):
         if low is not None and low == high and sharing_low == sharing_high:
             pairs[consumer] = (low, sharing_low)
@@ -121,17 +114,16 @@ def spanning(conn):
 def placements(conn, consumers):
     """{consumer uuid: [Placement]} of ``consumers`` (those holding
     nothing left out)."""
-    shares, joined = _with_sharing(_ALLOC.join(
-        _RP, _RP.c.id == _ALLOC.c.resource_provider_id))
+    shares, joined = _with_sharing()
     found = collections.defaultdict(list)
     for chunk in _chunks(sorted(consumers)):
         for consumer, provider, root, sharing in conn.execute(
-                sa.select(_ALLOC.c.consumer_id,
-                          _ALLOC.c.resource_provider_id,
-                          _RP.c.root_provider_id,
+                sa.select(ALLOC.c.consumer_id,
+                          ALLOC.c.resource_provider_id,
+                          RP.c.root_provider_id,
                           shares.c.trait_id.isnot(None))
                 .distinct().select_from(joined)
-                .where(_ALLOC.c.consumer_id.in_(chunk))):
+                .where(ALLOC.c.consumer_id.in_(chunk))):
             found[consumer].append(Placement(provider, root, sharing))
     return found
 
@@ -141,8 +133,8 @@ def roots_of(conn, providers):
     found = set()
     for chunk in _chunks(sorted(providers)):
         found.update(conn.scalars(
-            sa.select(_RP.c.root_provider_id).distinct()
-            .where(_RP.c.id.in_(chunk))))
+            sa.select(RP.c.root_provider_id).distinct()
+            .where(RP.c.id.in_(chunk))))
     return found
 
 
@@ -151,8 +143,8 @@ def consumers_on(conn, providers):
     found = set()
     for chunk in _chunks(sorted(providers)):
         found.update(conn.scalars(
-            sa.select(_ALLOC.c.consumer_id).distinct()
-            .where(_ALLOC.c.resource_provider_id.in_(chunk))))
+            sa.select(ALLOC.c.consumer_id).distinct()
+            .where(ALLOC.c.resource_provider_id.in_(chunk))))
     return found
 
 
@@ -164,20 +156,17 @@ Held = collections.namedtuple(
 def allocations_of(conn, consumers):
     """{consumer uuid: [Held]}: what each of ``consumers`` holds, where
     (provider and root, by id and uuid) and since when."""
-    root = _RP.alias('root')
+    root = RP.alias('root')
     found = collections.defaultdict(list)
     for chunk in _chunks(sorted(consumers)):
         for row in conn.execute(
-                sa.select(_ALLOC.c.consumer_id,
-                          _ALLOC.c.resource_provider_id, _RP.c.uuid,
-                          _RP.c.root_provider_id, root.c.uuid, _RC.c.name,
-                          _ALLOC.c.used, _WRITTEN)
-                .select_from(
-                    _ALLOC.join(_RP,
-                                _RP.c.id == _ALLOC.c.resource_provider_id)
-                    .join(root, root.c.id == _RP.c.root_provider_id)
-                    .join(_RC, _RC.c.id == _ALLOC.c.resource_class_id))
-                .where(_ALLOC.c.consumer_id.in_(chunk))):
+                sa.select(ALLOC.c.consumer_id,
+                          ALLOC.c.resource_provider_id, RP.c.uuid,
+                          RP.c.root_provider_id, root.c.uuid, RC.c.name,
+                          ALLOC.c.used, _WRITTEN)
+                .select_from(tables.ALLOC_WITH_PROVIDER_AND_CLASS.join(
+                    root, root.c.id == RP.c.root_provider_id))
+                .where(ALLOC.c.consumer_id.in_(chunk))):
             found[row[0]].append(Held(*row))
     return found
 
@@ -186,15 +175,12 @@ def consumers(conn, uuids):
     """{uuid: Consumer} of those of ``uuids`` with a consumer record
     (allocations written before consumers were recorded have none)."""
     found = {}
-    columns = (_CONSUMER.c.uuid, _TYPE.c.name, _PROJECT.c.external_id,
-               _USER.c.external_id)
-    joined = (_CONSUMER
-              .join(_PROJECT, _PROJECT.c.id == _CONSUMER.c.project_id)
-              .join(_USER, _USER.c.id == _CONSUMER.c.user_id)
-              .outerjoin(_TYPE, _TYPE.c.id == _CONSUMER.c.consumer_type_id))
+    columns = (CONSUMER.c.uuid, CONSUMER_TYPE.c.name, PROJECT.c.external_id,
+               USER.c.external_id)
+    joined = tables.with_consumer_names(CONSUMER)
     for chunk in _chunks(sorted(uuids)):
         for row in conn.execute(sa.select(*columns).select_from(joined)
-                                .where(_CONSUMER.c.uuid.in_(chunk))):
+                                .where(CONSUMER.c.uuid.in_(chunk))):
             found[row[0]] = Consumer(*row)
     return found
 
@@ -205,18 +191,18 @@ def migrations_written_before(conn, cutoff):
     before ``cutoff`` (a naive UTC datetime).  The migrations first (by
     the index on their type), then their allocations (by consumer): not
     a pass over every allocation."""
-    migrations = (sa.select(_CONSUMER.c.uuid)
-                  .where(_CONSUMER.c.consumer_type_id == (
-                      sa.select(_TYPE.c.id)
-                      .where(_TYPE.c.name == 'MIGRATION')
+    migrations = (sa.select(CONSUMER.c.uuid)
+                  .where(CONSUMER.c.consumer_type_id == (
+                      sa.select(CONSUMER_TYPE.c.id)
+                      .where(CONSUMER_TYPE.c.name == 'MIGRATION')
                       .scalar_subquery())))
     written = sa.func.max(_WRITTEN)
     found = {}
     for chunk in _chunks(sorted(conn.scalars(migrations))):
         found.update(conn.execute(
-            sa.select(_ALLOC.c.consumer_id, written)
-            .where(_ALLOC.c.consumer_id.in_(chunk))
-            .group_by(_ALLOC.c.consumer_id)
+            sa.select(ALLOC.c.consumer_id, written)
+            .where(ALLOC.c.consumer_id.in_(chunk))
+            .group_by(ALLOC.c.consumer_id)
             .having(written < cutoff)).all())
     return found
 

@@ -230,3 +230,16 @@ CONSUMER_OF_ALLOC = ALLOC.c.consumer_id == CONSUMER.c.uuid
 INV_WITH_CLASS = INV.join(RC, INV.c.resource_class_id == RC.c.id)
 # Providers' aggregate memberships with each aggregate's uuid.
 AGGREGATE_MEMBERSHIPS = RP_AGG.join(AGG, AGG.c.id == RP_AGG.c.aggregate_id)
+# Allocations with their provider's and their class's rows.
+ALLOC_WITH_PROVIDER_AND_CLASS = (
+    ALLOC.join(RP, ALLOC.c.resource_provider_id == RP.c.id)
+    .join(RC, ALLOC.c.resource_class_id == RC.c.id))
+
+
+def with_consumer_names(joined):
+    """``joined`` (which has the consumers) joined to each consumer's
+    project, user and (outer: older consumers have none) type."""
+    return (joined.join(PROJECT, CONSUMER.c.project_id == PROJECT.c.id)
+            .join(USER, CONSUMER.c.user_id == USER.c.id)
+            .outerjoin(CONSUMER_TYPE,
+                       CONSUMER.c.consumer_type_id == CONSUMER_TYPE.c.id))

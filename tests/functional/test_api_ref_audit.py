@@ -10,9 +10,13 @@ import re
 
 import sqlalchemy as sa
 
+from tests.functional.test_api_ref_candidate_extensions import (
+    create_providers)
+
 PAGE = pathlib.Path(__file__).parents[2] / 'api-ref' / 'audit.rst'
 AGG = '3f2a6c1e-8b7d-4e5f-9a0b-1c2d3e4f5a6b'
 PROJECT = '6f1e2d3c4b5a49788a9b0c1d2e3f4a5b'
+PROVIDER_UUID = 'a2000000-0000-4000-8000-%012d'
 USER = '9d8c7b6a5f4e43218a9b0c1d2e3f4a5b'
 SHARES = ['MISC_SHARES_VIA_AGGREGATE']
 PROVIDERS = [   # name, inventory, traits, in the aggregate
@@ -43,7 +47,7 @@ REQUESTS = [
 
 
 def provider_uuid(number):
-    return 'a2000000-0000-4000-8000-%012d' % number
+    return PROVIDER_UUID % number
 
 
 def consumer_uuid(number):
@@ -56,22 +60,7 @@ def build(client, foreign):
     evacuated from cn1 to cn2 and left on both, a migration on cn2 last
     written on 1 January 2026; then cn1's VCPU allocation ratio lowered
     to 0.5, under its usage."""
-    for number, (name, inventory, traits, in_aggregate) in enumerate(
-            PROVIDERS, 1):
-        base = '/resource_providers/' + provider_uuid(number)
-        client.post('/resource_providers', json={
-            'name': name, 'uuid': provider_uuid(number)})
-        generation = client.put(base + '/inventories', json={
-            'resource_provider_generation': 0, 'inventories': inventory,
-        }).json['resource_provider_generation']
-        if traits:
-            generation = client.put(base + '/traits', json={
-                'resource_provider_generation': generation, 'traits': traits,
-            }).json['resource_provider_generation']
-        if in_aggregate:
-            client.put(base + '/aggregates', json={
-                'resource_provider_generation': generation,
-                'aggregates': [AGG]})
+    create_providers(client, PROVIDERS, PROVIDER_UUID, AGG)
     client.post('/allocations', json={consumer_uuid(number): {
         'allocations': {provider_uuid(rp): {'resources': resources}
                         for rp, resources in held.items()},

@@ -46,10 +46,12 @@ def _json_blocks():
     return blocks
 
 
-def _build(client):
+def create_providers(client, providers, uuid_format, aggregate):
+    """A page's providers ((name, inventory, traits, in ``aggregate``)),
+    the Nth with the uuid ``uuid_format % N``."""
     for number, (name, inventory, traits, in_aggregate) in enumerate(
-            PROVIDERS, 1):
-        uuid = 'a1000000-0000-4000-8000-%012d' % number
+            providers, 1):
+        uuid = uuid_format % number
         client.post('/resource_providers', json={'name': name, 'uuid': uuid})
         base = '/resource_providers/' + uuid
         generation = client.put(base + '/inventories', json={
@@ -62,7 +64,11 @@ def _build(client):
         if in_aggregate:
             client.put(base + '/aggregates', json={
                 'resource_provider_generation': generation,
-                'aggregates': [AGG]})
+                'aggregates': [aggregate]})
+
+
+def _build(client):
+    create_providers(client, PROVIDERS, 'a1000000-0000-4000-8000-%012d', AGG)
     client.put('/allocations/c1000000-0000-4000-8000-000000000001', json={
         'allocations': {'a1000000-0000-4000-8000-000000000002': {
             'resources': {'VCPU': 54}}},

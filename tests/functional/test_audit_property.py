@@ -438,6 +438,14 @@ def _capacity(record):
                * record['allocation_ratio'])
 
 
+def _put_inventories(api, uuid, records):
+    """The status of a PUT of the provider's whole inventory."""
+    generation = api.get('/resource_providers/' + uuid).json['generation']
+    return api.put('/resource_providers/%s/inventories' % uuid,
+                   json={'resource_provider_generation': generation,
+                         'inventories': records}, status='*').status_int
+
+
 def _merged_inventories(api, uuid, classes):
     """The whole inventory a PUT would send after ``classes`` changes,
     or None when a change cannot make a record."""
@@ -473,13 +481,7 @@ def test_what_if_is_what_the_change_does(api, foreign, scenario):
             if records is None:
                 refused = True
                 continue
-            generation = api.get('/resource_providers/' + uuid).json[
-                'generation']
-            status = api.put('/resource_providers/%s/inventories' % uuid,
-                             json={'resource_provider_generation': generation,
-                                   'inventories': records},
-                             status='*').status_int
-            refused = refused or status == 400
+            refused = refused or _put_inventories(api, uuid, records) == 400
         assert refused, (resp.json, change)
         hypothesis.event('what-if: 400')
         return
@@ -490,12 +492,7 @@ def test_what_if_is_what_the_change_does(api, foreign, scenario):
     refused = {(row['resource_provider']['uuid'], row['resource_class'])
                for row in answer['providers'] if row['refused']}
     for uuid, records in merged.items():
-        generation = api.get('/resource_providers/' + uuid).json[
-            'generation']
-        status = api.put('/resource_providers/%s/inventories' % uuid,
-                         json={'resource_provider_generation': generation,
-                               'inventories': records},
-                         status='*').status_int
+        status = _put_inventories(api, uuid, records)
         said_refused = any(key[0] == uuid for key in refused)
         assert (status == 409) == said_refused, (status, answer, change)
     if refused:
