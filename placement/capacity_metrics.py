@@ -22,14 +22,10 @@ import threading
 import time
 
 from placement import errors
-from placement import microversion
-from placement import schemas as schema_tables
 from placement.candidates import capacity
 from placement.candidates import filters
 from placement.candidates import snapshot
 from placement.handlers import allocation_candidate_query
-from placement.handlers import query_params
-from placement.schemas import allocation_candidate as schemas
 
 LOG = logging.getLogger(__name__)
 
@@ -44,20 +40,11 @@ def parse_request(value):
     if not sep or not name.strip() or not text.strip():
         raise BadCapacityRequest(
             '[metrics] capacity_request %r is not NAME=REQUEST' % value)
-    if '=' not in text:
-        text = 'resources=' + text
-    version = microversion.MAX_VERSION
     try:
-        query = query_params.Query.parse(text.strip())
-        query_params.validate(query, schema_tables.for_version(
-            schemas.GET_BY_VERSION, version))
-        return name.strip(), allocation_candidate_query.parse(query, version)
+        return name.strip(), allocation_candidate_query.from_text(text)
     except errors.PlacementError as exc:
         raise BadCapacityRequest('[metrics] capacity_request %s: %s' % (
             name.strip(), exc.description)) from exc
-    except UnicodeError as exc:
-        raise BadCapacityRequest('[metrics] capacity_request %s: %s' % (
-            name.strip(), exc)) from exc
 
 
 def parse_requests(values):

@@ -16,7 +16,8 @@ derived.
 - ``unusable_inventory``: an inventory no amount can be allocated from:
   ``min_unit`` above ``max_unit``, no multiple of ``step_size`` between
   them, or a capacity below the smallest amount allowed.  All of it
-  reserved is not one: ironic marks a node in maintenance that way.
+  reserved (``reserved`` equal to ``total``) is not one: ironic marks a
+  node in maintenance that way.
 
 Inventories and usage are read from the candidate state in memory,
 exact as of the request; only what the allocation rows alone know is
@@ -222,7 +223,7 @@ def unusable_reason(record):
     if smallest > record.max_unit:
         return ('no multiple of step_size %d lies from min_unit %d to '
                 'max_unit %d' % (step, record.min_unit, record.max_unit))
-    if record.reserved < record.total and smallest > record.capacity:
+    if record.reserved != record.total and smallest > record.capacity:
         return ('capacity %s < %d, the smallest amount allowed (min_unit '
                 '%d, step_size %d)' % (_capacity_words(record), smallest,
                                        record.min_unit, step))
@@ -355,7 +356,7 @@ def _stale_migrations(db, stale, in_scope, scope, now):
                       '%d' % (written.isoformat() + 'Z', age,
                               scope.stale_after),
         })
-        findings.append((-age, uuid, finding))
+        findings.append((written, uuid, finding))     # oldest first
     return [finding for _, _, finding in sorted(findings)]
 
 

@@ -10,6 +10,7 @@ import re
 
 from placement import error_codes
 from placement import errors
+from placement import microversion
 from placement import schemas as schema_tables
 from placement.candidates import request as candidate_request
 from placement.handlers import query_params
@@ -193,3 +194,24 @@ def parse(query, version):
         root_required=root_required, root_forbidden=root_forbidden,
         same_subtrees=same_subtrees,
         nested_aware=version >= NESTED_AWARE_VERSION)
+
+
+def from_text(text):
+    """The CandidateRequest a client or an operator writes as text: a
+    flavor-like ``VCPU:4,MEMORY_MB:8192`` (the unsuffixed group's
+    resources) or a whole query string, at the latest microversion, with
+    the errors GET /allocation_candidates answers for it.
+
+    ``text`` is text already decoded (from JSON or a configuration
+    file), so it is read as the UTF-8 a query string would carry."""
+    if '=' not in text:
+        text = 'resources=' + text
+    try:
+        raw = text.strip().encode('utf-8').decode('latin-1')
+    except UnicodeError as exc:
+        raise errors.BadRequest('Invalid request text: %s' % exc)
+    version = microversion.MAX_VERSION
+    query = query_params.Query.parse(raw)
+    query_params.validate(query, schema_tables.for_version(
+        schemas.GET_BY_VERSION, version))
+    return parse(query, version)

@@ -8,7 +8,6 @@ microversion (upstream has no such route):
 
 from placement import errors
 from placement import microversion
-from placement import schemas as schema_tables
 from placement.audit import findings
 from placement.audit import what_if
 from placement.candidates import filters
@@ -17,7 +16,6 @@ from placement.handlers import base
 from placement.handlers import inventory
 from placement.handlers import query_params
 from placement.policies import audit as policies
-from placement.schemas import allocation_candidate as candidate_schemas
 from placement.schemas import audit as schemas
 
 
@@ -40,19 +38,6 @@ def _scope(query):
         forbidden_aggregates=frozenset(forbidden),
         project_id=query.get('project_id'),
         limit=int(limit) if limit is not None else None)
-
-
-def _candidate_request(text):
-    """The CandidateRequest of ``resources`` as GET
-    /allocation_candidates/capacity reads it (a bare ``VCPU:4,...`` is
-    its resources; a query string is read whole)."""
-    if '=' not in text:
-        text = 'resources=' + text
-    query = query_params.Query.parse(text)
-    version = microversion.MAX_VERSION
-    query_params.validate(query, schema_tables.for_version(
-        candidate_schemas.GET_BY_VERSION, version))
-    return allocation_candidate_query.parse(query, version)
 
 
 def _check_record(uuid, resource_class, record):
@@ -91,7 +76,8 @@ class WhatIf(base.Resource):
                 raise errors.BadRequest('%s is not a uuid.' % uuid)
         request = None
         if 'resources' in data:
-            request = _candidate_request(data['resources'])
+            request = allocation_candidate_query.from_text(
+                data['resources'])
         changes = what_if.Changes(
             inventories=data.get('inventories', {}),
             by_aggregate=data.get('by_aggregate', {}),

@@ -205,6 +205,9 @@ def test_unusable_inventory_but_not_all_reserved(world):
     world.add('small', VCPU={'total': 4, 'min_unit': 3, 'reserved': 2},
               MEMORY_MB=1024)
     world.add('fine', VCPU={'total': 8, 'min_unit': 2, 'step_size': 2})
+    # Accepted as upstream accepts it: the capacity, -0.5, rounds to 0.
+    world.add('over_reserved', VCPU={'total': 1, 'reserved': 2,
+                                     'allocation_ratio': 0.5})
     found = audit(world, 'kind=unusable_inventory').json
     assert [(world.names[f['resource_provider']['uuid']],
              f['resource_class'], f['reason'])
@@ -215,6 +218,9 @@ def test_unusable_inventory_but_not_all_reserved(world):
         ('small', 'VCPU', 'capacity 2 = (4 - 2 reserved) x 1.0 < 3, the '
                           'smallest amount allowed (min_unit 3, step_size '
                           '1)'),
+        ('over_reserved', 'VCPU', 'capacity 0 = (1 - 2 reserved) x 0.5 < 1, '
+                                  'the smallest amount allowed (min_unit 1, '
+                                  'step_size 1)'),
     ], key=lambda f: world.uuid(f[0]))
 
 

@@ -121,6 +121,11 @@ def test_by_aggregate_and_by_trait_change_those_with_the_class(world):
      'expected positive integer amount'),
     ({'inventories': {'cn1': {}}, 'resources': 'CUSTOM_NOPE:1'},
      'CUSTOM_NOPE'),
+    # Text beyond latin-1, as a query string never carries it raw.
+    ({'inventories': {'cn1': {}}, 'resources': 'VCPU:1,\u00e9\U0001F600:1'},
+     'No such resource class \u00e9\U0001F600'),
+    ({'inventories': {'cn1': {}}, 'resources': '\u001e\U000f73f3a<H'},
+     'Badly formed resources parameter'),
 ])
 def test_bad_changes_are_400s_and_write_nothing(world, body, words):
     before = state(world)
