@@ -104,11 +104,25 @@ def spanning(conn):
             .select_from(joined)
             .group_by(ALLOC.c.consumer_id)
             .having(sa.func.min(root) != sa.func.max(root))):
-        if low is not None and low == high and sharing_low == sharing_high:
-            pairs[consumer] = (low, sharing_low)
-        else:
+        pair = pair_of(low, high, sharing_low, sharing_high)
+        if pair is None:
             others.append(consumer)
+        else:
+            pairs[consumer] = pair
     return pairs, others
+
+
+def pair_of(low, high, sharing_low, sharing_high):
+    """(root, sharing provider) of a consumer holding in two or more
+    trees, from the lowest and highest root of its providers that do not
+    share and the lowest and highest of its sharing providers: when those
+    are one root and one sharing provider (which is then outside that
+    root's tree), else None.  The one rule ``spanning`` classifies by in
+    SQL and ``consumer_spans`` by what it reads again."""
+    if (low is not None and low == high and sharing_low is not None
+            and sharing_low == sharing_high):
+        return low, sharing_low
+    return None
 
 
 def placements(conn, consumers):
@@ -130,21 +144,22 @@ def placements(conn, consumers):
 
 def roots_of(conn, providers):
     """The root ids of ``providers`` (ids) that exist."""
-    found = set()
-    for chunk in _chunks(sorted(providers)):
-        found.update(conn.scalars(
-            sa.select(RP.c.root_provider_id).distinct()
-            .where(RP.c.id.in_(chunk))))
-    return found
+    return _distinct(conn, RP.c.root_provider_id, RP.c.id, providers)
 
 
 def consumers_on(conn, providers):
     """The consumers holding on any of ``providers`` (ids)."""
+    return _distinct(conn, ALLOC.c.consumer_id,
+                     ALLOC.c.resource_provider_id, providers)
+
+
+def _distinct(conn, column, key, values):
+    """The distinct values of ``column`` in the rows whose ``key`` is one
+    of ``values``."""
     found = set()
-    for chunk in _chunks(sorted(providers)):
+    for chunk in _chunks(sorted(values)):
         found.update(conn.scalars(
-            sa.select(ALLOC.c.consumer_id).distinct()
-            .where(ALLOC.c.resource_provider_id.in_(chunk))))
+            sa.select(column).distinct().where(key.in_(chunk))))
     return found
 
 

@@ -37,15 +37,14 @@ class Spans(collections.namedtuple('Spans', 'pairs others')):
 
 
 def _pair(placements):
-    """(root, sharing provider) when ``placements`` are in one tree of
-    their own and on one sharing provider outside it, else None."""
-    roots = {p.root for p in placements if not p.sharing}
-    sharing = [p for p in placements if p.sharing]
-    if len(roots) == 1 and len(sharing) == 1:
-        root = next(iter(roots))
-        if sharing[0].root != root:
-            return root, sharing[0].provider
-    return None
+    """(root, sharing provider) when ``placements`` (of a consumer in two
+    or more trees) are in one tree of their own and on one sharing
+    provider, else None: ``storage.pair_of`` on their extremes."""
+    own = [p.root for p in placements if not p.sharing]
+    pools = [p.provider for p in placements if p.sharing]
+    return storage.pair_of(min(own, default=None), max(own, default=None),
+                           min(pools, default=None),
+                           max(pools, default=None))
 
 
 class _Kept:
