@@ -94,7 +94,7 @@ def audit(db, scope, now=None):
         body['split_consumers'] = _split_consumers(db, held, in_scope, scope)
     if 'stale_migrations' in wanted:
         body['stale_migrations'] = _stale_migrations(
-            db, stale, in_scope, scope, now)
+            db, stale, written, in_scope, scope, now)
     if 'unusable_inventory' in wanted:
         body['unusable_inventory'] = list(unusable)
     body['counts'] = {kind: len(body[kind]) for kind in KINDS
@@ -170,7 +170,7 @@ def _over_capacity(state, in_scope):
     for provider, class_id, name, record, _ in _records(
             state, in_scope, _is_over):
         found.append((provider.id, class_id, provider.changed_at, {
-            'resource_provider': _named(provider),
+            'resource_provider': provider_named(provider),
             'resource_class': name,
             'capacity': record.capacity,
             'used': record.used,
@@ -234,7 +234,7 @@ def _unusable(state, in_scope):
     found = []
     for provider, _, name, _, reason in _records(state, in_scope,
                                                  unusable_reason):
-        found.append({'resource_provider': _named(provider),
+        found.append({'resource_provider': provider_named(provider),
                       'resource_class': name, 'reason': reason})
     found.sort(key=lambda item: (item['resource_provider']['uuid'],
                                  item['resource_class']))
@@ -341,28 +341,30 @@ def _amounts(resources):
         for rc, amount in sorted(resources[provider].items()))
 
 
-def _stale_migrations(db, stale, in_scope, scope, now):
+def _stale_migrations(db, stale, written, in_scope, scope, now):
+    """The findings of ``stale`` ({uuid: [Held]}), last written when
+    ``written`` ({uuid: time}, as the migrations were chosen) says."""
     findings = []
     for uuid, held, record in _consumer_findings(db, stale, in_scope, scope):
-        written = max(item.written for item in held)
-        age = int((now - written).total_seconds())
+        age = int((now - written[uuid]).total_seconds())
+        written_at = written[uuid].isoformat() + 'Z'
         finding = _described(uuid, record)
         finding.update({
             'age_seconds': age,
-            'written_at': written.isoformat() + 'Z',
+            'written_at': written_at,
             'resource_providers': sorted({item.provider_uuid
                                           for item in held}),
             'reason': 'allocations last written %s, %d s ago > stale_after '
-                      '%d' % (written.isoformat() + 'Z', age,
-                              scope.stale_after),
+                      '%d' % (written_at, age, scope.stale_after),
         })
-        findings.append((written, uuid, finding))     # oldest first
+        findings.append((written[uuid], uuid, finding))     # oldest first
     return [finding for _, _, finding in sorted(findings)]
 
 
 # -- shared -----------------------------------------------------------------
 
-def _named(provider):
+def provider_named(provider):
+    """A provider as the answers name it."""
     return {'uuid': provider.uuid, 'name': provider.name}
 
 

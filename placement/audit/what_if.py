@@ -15,15 +15,11 @@ inventories.  Nothing is written.
 
 import dataclasses
 
+from placement.audit import findings
 from placement.candidates import capacity
 from placement.candidates import snapshot
 from placement.storage import audit as storage
 from placement.storage import inventories as inventory_storage
-
-# The fields of a record, in the order snapshot.Inventory takes them.
-FIELDS = ('total', 'reserved', 'min_unit', 'max_unit', 'step_size',
-          'allocation_ratio')
-
 
 class Invalid(ValueError):
     """The changes name what does not exist, or make a record that
@@ -132,12 +128,24 @@ def _merged(state, changes, defaults):
 
 
 def _record(provider, class_id):
+    """The provider's record of the class as a PUT would send it, or
+    None."""
     record = provider.inventory.get(class_id)
     if record is None:
         return None
-    return dict(zip(FIELDS, (record.total, record.reserved, record.min_unit,
-                             record.max_unit, record.step_size,
-                             record.ratio)))
+    return dict(zip(inventory_storage.FIELDS, _held_values(record)))
+
+
+def _held_values(inventory):
+    """A snapshot.Inventory's fields, in the order of
+    ``inventories.FIELDS`` (the order snapshot.Inventory takes them)."""
+    return (inventory.total, inventory.reserved, inventory.min_unit,
+            inventory.max_unit, inventory.step_size, inventory.ratio)
+
+
+def _values(record):
+    """A record's fields (a dict), in that same order."""
+    return tuple(record[field] for field in inventory_storage.FIELDS)
 
 
 def _whole(state, records):
@@ -149,14 +157,12 @@ def _whole(state, records):
         if inventory is None:
             provider = state.provider(provider_id)
             inventory = whole[provider_id] = {
-                class_id: tuple(_record(provider, class_id)[field]
-                                for field in FIELDS)
-                for class_id in provider.inventory}
+                class_id: _held_values(held)
+                for class_id, held in provider.inventory.items()}
         if record is None:
             inventory.pop(state.class_id(name), None)
         else:
-            inventory[state.class_id(name)] = tuple(record[field]
-                                               for field in FIELDS)
+            inventory[state.class_id(name)] = _values(record)
     return whole
 
 
@@ -175,8 +181,7 @@ def _rows(state, records):
             refused = ('%s is allocated (%d used): a write removing it is '
                        'refused' % (name, used))
         rows.append({
-            'resource_provider': {'uuid': provider.uuid,
-                                  'name': provider.name},
+            'resource_provider': findings.provider_named(provider),
             'resource_class': name,
             'capacity_before': before,
             'capacity_after': after,
