@@ -43,12 +43,12 @@ import profile_candidates  # noqa: E402
 import worker_memory  # noqa: E402
 
 from placement.storage import tables  # noqa: E402
-from tests import pg_cluster  # noqa: E402
 
 KINDS = ('over_capacity', 'split_consumers', 'stale_migrations',
          'unusable_inventory')
 PER_SERVER = {'VCPU': 1, 'MEMORY_MB': 1024, 'DISK_GB': 10}
 PROJECTS = 100
+DATABASE = 'audit'
 
 
 def _consumer(i, n):
@@ -160,13 +160,6 @@ def insert(url, providers, allocations):
     return count
 
 
-def _pg_seconds():
-    """CPU seconds of the PostgreSQL backends serving the database (the
-    workers' pooled connections stay open between requests)."""
-    return sum(harness._cpu_seconds(pid) or 0
-               for pid in harness._postgres_backends('audit'))
-
-
 def measure(server, port, repeat):
     time.sleep(5)       # the workers read the state before serving
     workers = [pid for pid in server.pids() if pid != server.proc.pid]
@@ -175,17 +168,19 @@ def measure(server, port, repeat):
     print('workers started, resident MB: %s' % '/'.join(
         '%.0f' % worker_memory.status_mb(pid, 'VmRSS') for pid in workers))
     conn = candidates.Connection(port, 600)
+    meter = harness.CpuMeter(server, DATABASE)
     print('%-32s %8s %9s %9s %9s %8s  %s' % (
         'request', 'first ms', 'median ms', 'most ms', 'pg ms', 'bytes',
         'resident MB now (peak)'))
     for query in ['/audit'] + ['/audit?kind=' + kind for kind in KINDS]:
         seconds, pg_seconds = [], []
         for _ in range(repeat + 1):
-            pg_before = _pg_seconds()
+            before = meter.read()
             status, raw, elapsed = conn.request('GET', query)
             if status != 200:
                 raise RuntimeError('%s: %s %s' % (query, status, raw[:300]))
-            pg_seconds.append((_pg_seconds() - pg_before) * 1000)
+            pg_seconds.append(
+                meter.used(before, meter.read())['postgres'] * 1000)
             seconds.append(elapsed * 1000)
         body = json.loads(raw)
         # The first audit of each worker reads the consumers spanning
@@ -207,22 +202,14 @@ def main():
     parser.add_argument('--allocations', type=int, default=1000000)
     parser.add_argument('--repeat', type=int, default=5)
     args = parser.parse_args()
-    cluster = pg_cluster.Cluster().start()
-    directory = os.path.join(cluster.root, 'server')
-    try:
-        cluster.create_database('audit')
-        url = cluster.url('audit')
-        started = time.perf_counter()
+
+    def fill(url):
         count = insert(url, args.providers, args.allocations)
-        harness.log('inserted %d compute nodes and %d allocations in %.0f s'
-                    % (args.providers, count, time.perf_counter() - started))
-        server, port = worker_memory.placement_api(directory, url)
-        try:
-            measure(server, port, args.repeat)
-        finally:
-            server.stop()
-    finally:
-        cluster.stop()
+        return 'inserted %d compute nodes and %d allocations' % (
+            args.providers, count)
+
+    with worker_memory.placement_api_on(DATABASE, fill) as (server, port):
+        measure(server, port, args.repeat)
 
 
 if __name__ == '__main__':

@@ -18,6 +18,7 @@ query at 10,000 nodes.  The target (ROADMAP): under 300 MB per worker.
 """
 
 import argparse
+import contextlib
 import os
 import statistics
 import sys
@@ -88,26 +89,39 @@ def placement_api(directory, url):
         dict(os.environ), directory), port
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--providers', type=int, default=100000)
-    args = parser.parse_args()
+@contextlib.contextmanager
+def placement_api_on(database, fill):
+    """(Server, port): ours on a throwaway PostgreSQL database that
+    ``fill(url)`` filled first (what it answers is logged, with the time
+    it took); all of it stopped at the end."""
     cluster = pg_cluster.Cluster().start()
-    directory = os.path.join(cluster.root, 'server')
     try:
-        cluster.create_database('memory')
-        url = cluster.url('memory')
+        cluster.create_database(database)
+        url = cluster.url(database)
         started = time.perf_counter()
-        insert(url, args.providers)
-        harness.log('inserted %d compute nodes in %.0f s'
-                    % (args.providers, time.perf_counter() - started))
-        server, port = placement_api(directory, url)
+        done = fill(url)
+        harness.log('%s in %.0f s' % (done, time.perf_counter() - started))
+        server, port = placement_api(os.path.join(cluster.root, 'server'),
+                                     url)
         try:
-            measure(server, port, args.providers)
+            yield server, port
         finally:
             server.stop()
     finally:
         cluster.stop()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--providers', type=int, default=100000)
+    args = parser.parse_args()
+
+    def fill(url):
+        insert(url, args.providers)
+        return 'inserted %d compute nodes' % args.providers
+
+    with placement_api_on('memory', fill) as (server, port):
+        measure(server, port, args.providers)
 
 
 def measure(server, port, providers):
