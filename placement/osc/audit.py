@@ -10,25 +10,15 @@ stderr, so that stdout stays machine-readable.
 import json
 import urllib.parse
 
-from osc_lib.command import command
 from osc_lib import exceptions
+
+from placement.osc import commands
 
 KINDS = ('over_capacity', 'split_consumers', 'stale_migrations',
          'unusable_inventory')
 
 
-class _PlacementCommand(command.Lister):
-
-    def say(self, args, line):
-        stream = (self.app.stdout if args.formatter == 'table'
-                  else self.app.stderr)
-        stream.write(line + '\n')
-
-    def placement(self):
-        return self.app.client_manager.placement
-
-
-class Audit(_PlacementCommand):
+class Audit(commands.PlacementLister):
     """List allocations over capacity, consumers split across trees,
     stale migrations and unusable inventory (an extension of this
     service)."""
@@ -112,7 +102,7 @@ _ROWS = {'over_capacity': _over_capacity, 'split_consumers': _split,
          'stale_migrations': _stale, 'unusable_inventory': _unusable}
 
 
-class AuditWhatIf(_PlacementCommand):
+class AuditWhatIf(commands.PlacementLister):
     """Say what changed inventories would do, writing nothing: capacity
     before and after, who would hold any excess, how many more copies of
     a request fit (an extension of this service)."""

@@ -60,8 +60,22 @@ def query_string(args):
     return '&'.join(part for part in [text] + args.query if part)
 
 
-class _ExtensionCommand(command.Lister):
-    """Shared: the request options, the GET, where the summary goes."""
+class PlacementLister(command.Lister):
+    """Rows from this service's extensions, with a line said first."""
+
+    def placement(self):
+        return self.app.client_manager.placement
+
+    def say(self, args, line):
+        """``line`` above a table, or on stderr in other formats, so that
+        stdout stays machine-readable."""
+        stream = (self.app.stdout if args.formatter == 'table'
+                  else self.app.stderr)
+        stream.write(line + '\n')
+
+
+class _ExtensionCommand(PlacementLister):
+    """Shared: the request options, the GET."""
 
     path = None
 
@@ -69,14 +83,8 @@ class _ExtensionCommand(command.Lister):
         return add_request_options(super().get_parser(prog_name))
 
     def fetch(self, args):
-        client = self.app.client_manager.placement
-        return client.request(
+        return self.placement().request(
             'GET', '%s?%s' % (self.path, query_string(args))).json()
-
-    def say(self, args, line):
-        stream = (self.app.stdout if args.formatter == 'table'
-                  else self.app.stderr)
-        stream.write(line + '\n')
 
 
 class ExplainAllocationCandidates(_ExtensionCommand):
