@@ -42,6 +42,7 @@ import typing
 
 import sqlalchemy as sa
 
+from placement.storage import prepared
 from placement.storage import tables
 
 _STAMP = tables.change_stamp
@@ -71,14 +72,20 @@ _MYSQL_TRIGGERS = 36
 
 # Advance the first shard no other transaction holds: its id and new
 # stamp, or no row when every shard is held.
-_PG_ADVANCE_FREE = (
+# Every write runs these, so on PostgreSQL they are prepared, as is the
+# log's insert there (one row per provider from one array).
+_PG_ADVANCE_FREE = prepared.Statement(sa.text(
     'UPDATE placement_change_stamp SET stamp = stamp + 1 WHERE id = ('
     'SELECT id FROM placement_change_stamp ORDER BY id LIMIT 1 '
-    'FOR UPDATE SKIP LOCKED) RETURNING id, stamp')
-_PG_ADVANCE_WAITING = (
+    'FOR UPDATE SKIP LOCKED) RETURNING id, stamp'))
+_PG_ADVANCE_WAITING = prepared.Statement(sa.text(
     'UPDATE placement_change_stamp SET stamp = stamp + 1 WHERE id = ('
     'SELECT id FROM placement_change_stamp ORDER BY random() LIMIT 1) '
-    'RETURNING id, stamp')
+    'RETURNING id, stamp'))
+_PG_LOG = prepared.Statement(sa.text(
+    'INSERT INTO placement_provider_changes (shard, stamp, provider_id) '
+    'SELECT CAST(:shard AS INTEGER), CAST(:stamp AS BIGINT), '
+    'unnest(CAST(:providers AS INTEGER[]))'))
 # MySQL has no UPDATE ... RETURNING: the shard is locked and read first,
 # one of this node's only (by its auto_increment_offset, see above), from
 # a given id on.
@@ -172,9 +179,13 @@ def record(conn):
             _mark_own_write(conn, 0)
         return
     shard, stamp = _advance(conn)
-    conn.execute(_LOG.insert(), [
-        {'shard': shard, 'stamp': stamp, 'provider_id': provider}
-        for provider in sorted(changed)])
+    if conn.dialect.name == 'postgresql':
+        _PG_LOG.execute(conn, {'shard': shard, 'stamp': stamp,
+                               'providers': sorted(changed)})
+    else:
+        conn.execute(_LOG.insert(), [
+            {'shard': shard, 'stamp': stamp, 'provider_id': provider}
+            for provider in sorted(changed)])
     if stamp % PRUNE_EVERY == 0 and stamp > KEEP:
         floor = stamp - KEEP
         conn.execute(_LOG.delete().where(_LOG.c.shard == shard,
@@ -192,9 +203,9 @@ def _advance(conn):
     """
     dialect = conn.dialect
     if dialect.name == 'postgresql':
-        row = conn.exec_driver_sql(_PG_ADVANCE_FREE).first()
+        row = _PG_ADVANCE_FREE.execute(conn).first()
         if row is None:
-            row = conn.exec_driver_sql(_PG_ADVANCE_WAITING).one()
+            row = _PG_ADVANCE_WAITING.execute(conn).one()
         return tuple(row)
     if dialect.name == 'mysql':
         row = None
@@ -233,13 +244,15 @@ def current(conn):
                     {row.id: (row.stamp, row.pruned_below) for row in rows})
 
 
-_SUMMARY_SQL = 'SELECT SUM(stamp), MIN(epoch) FROM placement_change_stamp'
+# Every request answered from memory runs it first: prepared.
+_SUMMARY = prepared.Plain(
+    'SELECT SUM(stamp), MIN(epoch) FROM placement_change_stamp')
 
 
 def summary_outside_transaction(db):
     """``current(...).summary()`` in one round trip, where ``db`` can read
     outside a transaction (``Database.peek``); None where it cannot."""
-    row = db.peek(_SUMMARY_SQL)
+    row = db.peek(_SUMMARY)
     return None if row is None else (int(row[0]), row[1])
 
 

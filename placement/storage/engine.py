@@ -389,9 +389,10 @@ class Database:
     def read(self, fn, *args, **kwargs):
         return self.run(fn, *args, write=False, **kwargs)
 
-    def peek(self, sql):
-        """The first row of ``sql`` (a plain SELECT), read outside any
-        transaction, or None when it was not read that way.
+    def peek(self, statement):
+        """The first row of ``statement`` (a ``prepared.Plain`` SELECT),
+        read outside any transaction, or None when it was not read that
+        way.
 
         On PostgreSQL the connection is switched to autocommit for the one
         statement: a single round trip, where a transaction costs three
@@ -415,7 +416,7 @@ class Database:
             driver = pooled.driver_connection
             with _autocommit(driver):
                 cursor = driver.cursor()
-                cursor.execute(sql)
+                statement.execute(self.engine, pooled, cursor)
                 row = cursor.fetchone()
                 cursor.close()
             return row

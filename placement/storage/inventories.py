@@ -100,14 +100,14 @@ def _class_ids(conn, names):
 
 
 # What a write needs to know of the provider's inventory, in one
-# statement built once: each current record with its class name, and what
-# is allocated of it (sum and count).
+# statement built once and prepared: each current record with its class
+# name, and what is allocated of it (sum and count).
 _HELD = (sa.select(ALLOC.c.resource_class_id,
                    sa.func.sum(ALLOC.c.used).label('used'),
                    sa.func.count().label('allocations'))
          .where(ALLOC.c.resource_provider_id == sa.bindparam('provider'))
          .group_by(ALLOC.c.resource_class_id).subquery())
-_CURRENT = (
+_CURRENT = prepared.Statement(
     sa.select(INV.c.resource_class_id, RC.c.name,
               *FIELD_COLUMNS,
               sa.func.coalesce(_HELD.c.used, 0).label('used'),
@@ -123,7 +123,21 @@ def _current(conn, provider_id):
     and ``allocations`` (how many) besides the fields}, in class id
     order."""
     return {row.resource_class_id: row._asdict()
-            for row in conn.execute(_CURRENT, {'provider': provider_id})}
+            for row in _CURRENT.execute(conn, {'provider': provider_id})}
+
+
+def _current_and_ids(conn, provider_id, names):
+    """(``_current``, {name: id} for ``names``): the ids of classes the
+    provider already has come with its records, so a write that names
+    only those (nova's, which sends the whole inventory) looks up
+    nothing more; ResourceClassNotFound for the first unknown name."""
+    current = _current(conn, provider_id)
+    ids = {record['name']: class_id for class_id, record in current.items()
+           if record['name'] in names}
+    if len(ids) < len(names):
+        ids.update(_class_ids(conn, [name for name in names
+                                     if name not in ids]))
+    return current, ids
 
 
 def _refuse_if_in_use(provider, current, class_ids):
@@ -159,16 +173,16 @@ def _insert(conn, provider_id, class_id, record):
         created_at=tables.utcnow(), **_values(record)))
 
 
-_UPDATE = (INV.update()
-           .where(INV.c.resource_provider_id == sa.bindparam('provider'),
-                  INV.c.resource_class_id == sa.bindparam('class_id'))
-           .values(updated_at=sa.bindparam('now'),
-                   **{field: sa.bindparam('new_' + field)
-                      for field in FIELDS}))
+_UPDATE = prepared.Statement(
+    INV.update()
+    .where(INV.c.resource_provider_id == sa.bindparam('provider'),
+           INV.c.resource_class_id == sa.bindparam('class_id'))
+    .values(updated_at=sa.bindparam('now'),
+            **{field: sa.bindparam('new_' + field) for field in FIELDS}))
 
 
 def _update(conn, provider_id, class_id, record):
-    conn.execute(_UPDATE, {
+    _UPDATE.execute(conn, {
         'provider': provider_id, 'class_id': class_id,
         'now': tables.utcnow(),
         **{'new_' + field: record[field] for field in FIELDS}})
@@ -205,8 +219,8 @@ def update(conn, provider, resource_class, record):
     Returns (new generation, [Excess] when allocations now exceed
     capacity).
     """
-    class_id = _class_ids(conn, [resource_class])[resource_class]
-    current = _current(conn, provider['id'])
+    current, ids = _current_and_ids(conn, provider['id'], [resource_class])
+    class_id = ids[resource_class]
     if class_id not in current:
         raise InventoryNotFound(
             'No inventory of class %s found.' % resource_class)
@@ -218,8 +232,8 @@ def update(conn, provider, resource_class, record):
 
 def delete(conn, provider, resource_class):
     """Remove the record of ``resource_class``; the new generation."""
-    class_id = _class_ids(conn, [resource_class])[resource_class]
-    current = _current(conn, provider['id'])
+    current, ids = _current_and_ids(conn, provider['id'], [resource_class])
+    class_id = ids[resource_class]
     if class_id not in current:
         raise InventoryNotFound(
             'No inventory of class %s found for delete' % resource_class)
@@ -238,9 +252,8 @@ def replace_all(conn, provider, records):
     or updated.  Returns (new generation, [Excess] of the updated classes
     whose allocations now exceed capacity).
     """
-    ids = _class_ids(conn, list(records))
+    current, ids = _current_and_ids(conn, provider['id'], list(records))
     wanted = {ids[name]: name for name in records}
-    current = _current(conn, provider['id'])
     removed = [class_id for class_id in current if class_id not in wanted]
     _refuse_if_in_use(provider, current, removed)
     over = [excess for excess in (

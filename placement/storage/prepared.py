@@ -52,8 +52,9 @@ class Statement:
 
     def execute(self, conn, params=None):
         """The statement's rows with ``params`` bound, on ``conn``: a
-        result with ``keys()``, ``all()``, ``one()`` and iteration, its
-        rows tuples with the columns' labels as attributes."""
+        result with ``keys()``, ``all()``, ``first()``, ``one()``,
+        iteration and ``rowcount`` (what an UPDATE or DELETE changed),
+        its rows tuples with the columns' labels as attributes."""
         params = params or {}
         if (conn.dialect.name != 'postgresql' or conn.engine in _REFUSED
                 or conn.engine.echo):
@@ -81,9 +82,38 @@ class Statement:
         text = _PLACEHOLDER.sub(placeholder, str(compiled)).replace('%%', '%')
         self._postgresql = _Compiled(
             'PREPARE %s AS %s' % (self.name, text),
-            'EXECUTE %s (%s)' % (self.name, ', '.join(['%s'] * len(names))),
+            'EXECUTE %s%s' % (self.name, ' (%s)' % ', '.join(
+                ['%s'] * len(names)) if names else ''),
             names, dict(compiled.params))
         return self._postgresql
+
+
+class Plain:
+    """A statement without parameters run on a bare driver connection
+    (``Database.peek``, past SQLAlchemy's connection), prepared there
+    the same way."""
+
+    def __init__(self, sql):
+        self.sql = sql
+        self.name = 'placement_%d' % next(_NAMES)
+
+    def execute(self, engine, pooled, cursor):
+        """Run it on ``cursor`` of ``pooled`` (a pool's connection of
+        ``engine``); a lost prepared statement stops preparing, as in
+        ``_run``, and is raised for the caller to give up the session."""
+        if engine in _REFUSED:
+            cursor.execute(self.sql)
+            return
+        prepared = pooled.info.setdefault('placement_prepared', set())
+        try:
+            if self.name not in prepared:
+                cursor.execute('PREPARE %s AS %s' % (self.name, self.sql))
+                prepared.add(self.name)
+            cursor.execute('EXECUTE %s' % self.name)
+        except engine.dialect.loaded_dbapi.Error as error:
+            if getattr(error, 'pgcode', None) in LOST:
+                refuse(engine)
+            raise
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,9 +132,10 @@ class Rows:
     asked for (``plain`` gives the bare ones, for a reader that only
     zips them with ``keys()``)."""
 
-    def __init__(self, keys, raw):
+    def __init__(self, keys, raw, rowcount):
         self._keys = keys
         self.raw = raw
+        self.rowcount = rowcount
 
     def keys(self):
         return self._keys
@@ -112,6 +143,9 @@ class Rows:
     def all(self):
         row_type = _row_type(self._keys)
         return [row_type._make(row) for row in self.raw]
+
+    def first(self):
+        return self.all()[0] if self.raw else None
 
     def one(self):
         if len(self.raw) != 1:
@@ -146,9 +180,9 @@ def _run(conn, sql, args):
     try:
         cursor.execute(sql, args)
         if cursor.description is None:
-            return None
+            return Rows((), [], cursor.rowcount)
         return Rows(tuple(column[0] for column in cursor.description),
-                    cursor.fetchall())
+                    cursor.fetchall(), cursor.rowcount)
     except conn.dialect.loaded_dbapi.Error as error:
         invalidated = conn.dialect.is_disconnect(error, driver, cursor)
         if invalidated:

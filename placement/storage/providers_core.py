@@ -77,11 +77,12 @@ def not_found(uuid):
         'No resource provider with uuid %s found' % uuid)
 
 
-_BUMP = (RP.update()
-         .where(RP.c.id == sa.bindparam('provider'),
-                RP.c.generation == sa.bindparam('expected'))
-         .values(generation=sa.bindparam('next'),
-                 updated_at=sa.bindparam('now')))
+# Every write to a provider runs it: built once, prepared.
+_BUMP = prepared.Statement(
+    RP.update()
+    .where(RP.c.id == sa.bindparam('provider'),
+           RP.c.generation == sa.bindparam('expected'))
+    .values(generation=sa.bindparam('next'), updated_at=sa.bindparam('now')))
 
 
 def increment_generation(conn, provider_id, expected_generation):
@@ -90,7 +91,7 @@ def increment_generation(conn, provider_id, expected_generation):
     Returns the new generation; raises ConcurrentUpdate when another
     writer got there first (the caller's transaction then rolls back).
     """
-    result = conn.execute(_BUMP, {
+    result = _BUMP.execute(conn, {
         'provider': provider_id, 'expected': expected_generation,
         'next': expected_generation + 1, 'now': tables.utcnow()})
     if result.rowcount != 1:

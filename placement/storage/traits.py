@@ -11,6 +11,7 @@ from sqlalchemy import exc as sa_exc
 from placement.storage import changes
 from placement.storage import exceptions
 from placement.storage import names as names_lookup
+from placement.storage import prepared
 from placement.storage import providers_core
 from placement.storage import tables
 from placement.storage.tables import RP_TRAIT, TRAIT
@@ -93,21 +94,21 @@ def delete(conn, name):
     changes.names_changed(conn)
 
 
-# Built once, as the two statements every PUT of a provider's traits
-# runs before it writes.
-_OF_PROVIDER = (sa.select(*_COLUMNS)
-                .select_from(TRAIT.join(RP_TRAIT,
-                                        RP_TRAIT.c.trait_id == TRAIT.c.id))
-                .where(RP_TRAIT.c.resource_provider_id
-                       == sa.bindparam('provider'))
-                .order_by(TRAIT.c.id))
+# Built once, as the two statements a PUT of a provider's traits runs
+# before it writes (the first prepared: every PUT runs it).
+_OF_PROVIDER = prepared.Statement(
+    sa.select(*_COLUMNS)
+    .select_from(TRAIT.join(RP_TRAIT, RP_TRAIT.c.trait_id == TRAIT.c.id))
+    .where(RP_TRAIT.c.resource_provider_id == sa.bindparam('provider'))
+    .order_by(TRAIT.c.id))
 _NAMED = (sa.select(*_COLUMNS)
           .where(TRAIT.c.name.in_(sa.bindparam('names', expanding=True)))
           .order_by(TRAIT.c.id))
 
 
 def _traits_of(conn, provider_id):
-    return _as_dicts(conn.execute(_OF_PROVIDER, {'provider': provider_id}))
+    return [row._asdict() for row in
+            _OF_PROVIDER.execute(conn, {'provider': provider_id})]
 
 
 def provider_traits(conn, uuid):
@@ -116,14 +117,15 @@ def provider_traits(conn, uuid):
     return provider, _traits_of(conn, provider['id'])
 
 
-def _replace(conn, provider, trait_ids):
-    """Make the provider's traits exactly ``trait_ids``.
+def _replace(conn, provider, current, trait_ids):
+    """Make the provider's traits (``current``, as ``_traits_of`` read
+    them) exactly ``trait_ids``.
 
     The generation is bumped only when the set changes, and first, so
     that a concurrent writer fails on the generation rather than on a
     duplicate row.  Returns the provider's generation afterwards.
     """
-    existing = {t['id'] for t in _traits_of(conn, provider['id'])}
+    existing = {t['id'] for t in current}
     to_add = set(trait_ids) - existing
     to_delete = existing - set(trait_ids)
     if not to_add and not to_delete:
@@ -136,6 +138,13 @@ def _replace(conn, provider, trait_ids):
         raise exceptions.ConcurrentUpdate(
             'Another thread concurrently updated the resource provider '
             'data. Please retry your update')
+    if conn.dialect.name == 'postgresql':
+        for statement, ids in ((_PG_REMOVE, to_delete), (_PG_ADD, to_add)):
+            if ids:
+                statement.execute(conn, {'provider': provider['id'],
+                                         'traits': sorted(ids),
+                                         'now': tables.utcnow()})
+        return generation
     if to_delete:
         conn.execute(RP_TRAIT.delete().where(
             RP_TRAIT.c.resource_provider_id == provider['id'],
@@ -146,6 +155,19 @@ def _replace(conn, provider, trait_ids):
             {'resource_provider_id': provider['id'], 'trait_id': trait_id,
              'created_at': now} for trait_id in sorted(to_add)])
     return generation
+
+
+# A PUT's removals and additions on PostgreSQL: prepared, each list of
+# trait ids passed as one array.
+_PG_REMOVE = prepared.Statement(sa.text(
+    'DELETE FROM resource_provider_traits '
+    'WHERE resource_provider_id = CAST(:provider AS INTEGER) '
+    'AND trait_id = ANY(CAST(:traits AS INTEGER[]))'))
+_PG_ADD = prepared.Statement(sa.text(
+    'INSERT INTO resource_provider_traits '
+    '(resource_provider_id, trait_id, created_at) '
+    'SELECT CAST(:provider AS INTEGER), unnest(CAST(:traits AS INTEGER[])), '
+    'CAST(:now AS TIMESTAMP)'))
 
 
 def set_provider_traits(conn, uuid, names, generation):
@@ -160,16 +182,25 @@ def set_provider_traits(conn, uuid, names, generation):
         raise exceptions.ConcurrentUpdate(
             "Resource provider's generation already changed. Please update "
             "the generation and try again.")
-    traits = (_as_dicts(conn.execute(_NAMED, {'names': sorted(set(names))}))
-              if names else [])
-    found = {t['name'] for t in traits}
-    missing = [name for name in dict.fromkeys(names) if name not in found]
+    current = _traits_of(conn, provider['id'])
+    wanted = dict.fromkeys(names)
+    # The provider's own traits need no lookup: nova sends them all back
+    # with one added or removed.
+    found = {t['name']: t for t in current if t['name'] in wanted}
+    unread = sorted(name for name in wanted if name not in found)
+    if unread:
+        found.update((t['name'], t) for t in _as_dicts(
+            conn.execute(_NAMED, {'names': unread})))
+    missing = [name for name in wanted if name not in found]
     if missing:
         raise exceptions.InvalidInput('No such trait %s' % ', '.join(missing))
-    new_generation = _replace(conn, provider, [t['id'] for t in traits])
+    traits = sorted(found.values(), key=lambda trait: trait['id'])
+    new_generation = _replace(conn, provider, current,
+                              [t['id'] for t in traits])
     return traits, new_generation
 
 
 def clear_provider_traits(conn, uuid):
     """Remove every trait from the provider."""
-    _replace(conn, providers_core.get_by_uuid(conn, uuid), [])
+    provider = providers_core.get_by_uuid(conn, uuid)
+    _replace(conn, provider, _traits_of(conn, provider['id']), [])

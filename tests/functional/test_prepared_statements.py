@@ -1,5 +1,6 @@
-"""The hot reads on PostgreSQL: prepared once per connection, and read
-outside a transaction (``storage.prepared``, ``Database.run``).
+"""The hot reads and nova's periodic writes on PostgreSQL: prepared once
+per connection, reads outside a transaction (``storage.prepared``,
+``Database.run``).
 
 Each test runs on a pool of one connection, so that every request meets
 the session the one before it prepared statements in.
@@ -12,10 +13,14 @@ import pytest
 import sqlalchemy as sa
 
 from placement.storage import allocations
+from placement.storage import changes
 from placement.storage import engine
 from placement.storage import exceptions
+from placement.storage import inventories
 from placement.storage import prepared
+from placement.storage import providers_core
 from placement.storage import tables
+from placement.storage import traits
 from placement.storage import usages
 
 pytestmark = pytest.mark.backends('postgresql')
@@ -169,3 +174,134 @@ def test_a_session_killed_between_reads_is_replaced_and_prepares_anew(
     assert db.read(lambda conn: conn.exec_driver_sql(
         'SELECT pg_backend_pid()').scalar()) != killed
     assert allocations._FOR_PROVIDER.name in _prepared_names(db)
+
+
+def test_a_statement_without_parameters_is_prepared_and_run(one_connection):
+    statement = prepared.Statement(sa.text('SELECT 41 + 1'))
+    for _ in range(2):
+        assert one_connection.read(
+            lambda conn: statement.execute(conn).one())[0] == 42
+    assert statement.name in _prepared_names(one_connection)
+
+
+def test_a_prepared_update_says_how_many_rows_it_changed(one_connection,
+                                                         host):
+    statement = prepared.Statement(
+        tables.resource_providers.update()
+        .where(tables.resource_providers.c.uuid == sa.bindparam('uuid'))
+        .values(name=sa.bindparam('name')))
+    db = one_connection
+    for uuid, changed in ((host, 1), (_uuid('nowhere'), 0)):
+        result = db.write(lambda conn: statement.execute(
+            conn, {'uuid': uuid, 'name': 'renamed'}))
+        assert result.rowcount == changed
+    assert statement.name in _prepared_names(db)
+
+
+@pytest.fixture
+def sql_sent_unprepared(one_connection):
+    """The statements SQLAlchemy sends itself (prepared ones go past it)
+    while the test runs."""
+    sent = []
+
+    def note(conn, cursor, statement, *args):
+        sent.append(statement)
+
+    sa.event.listen(one_connection.engine, 'before_cursor_execute', note)
+    yield sent
+    sa.event.remove(one_connection.engine, 'before_cursor_execute', note)
+
+
+def _provider(db, uuid):
+    return db.read(providers_core.get_by_uuid, uuid)
+
+
+def test_nova_s_inventory_put_sends_only_prepared_statements(
+        one_connection, host, sql_sent_unprepared):
+    """The PUT every nova-compute sends when its host changes (the whole
+    inventory, one value new) is six statements, all prepared: the
+    provider's classes come with its records, not from a lookup."""
+    db = one_connection
+    records = {name: dict(record, reserved=0)
+               for name, record in db.read(
+                   lambda conn: {
+                       row['resource_class']: {
+                           field: row[field]
+                           for field in inventories.FIELDS}
+                       for row in inventories.for_provider_uuid(
+                           conn, host)[1]}).items()}
+    records['MEMORY_MB']['reserved'] = 512
+    db.write(inventories.replace_all, _provider(db, host), records)
+    assert sql_sent_unprepared == []
+    _, stored = db.read(inventories.for_provider_uuid, host)
+    assert {row['resource_class']: row['reserved'] for row in stored} == {
+        'VCPU': 0, 'MEMORY_MB': 512}
+    assert {inventories._CURRENT.name, inventories._UPDATE.name,
+            providers_core._BUMP.name, changes._PG_LOG.name} <= (
+        _prepared_names(db))
+
+
+def test_an_inventory_put_naming_a_new_class_looks_it_up(
+        one_connection, host, sql_sent_unprepared):
+    db = one_connection
+    db.write(inventories.replace_all, _provider(db, host), {
+        'VCPU': {'total': 16, 'reserved': 0, 'min_unit': 1, 'max_unit': 16,
+                 'step_size': 1, 'allocation_ratio': 1.0},
+        'MEMORY_MB': {'total': 8192, 'reserved': 0, 'min_unit': 1,
+                      'max_unit': 8192, 'step_size': 1,
+                      'allocation_ratio': 1.0},
+        'DISK_GB': {'total': 100, 'reserved': 0, 'min_unit': 1,
+                    'max_unit': 100, 'step_size': 1,
+                    'allocation_ratio': 1.0}})
+    assert len(sql_sent_unprepared) == 2    # the lookup, the insert
+    _, stored = db.read(inventories.for_provider_uuid, host)
+    assert sorted(row['resource_class'] for row in stored) == [
+        'DISK_GB', 'MEMORY_MB', 'VCPU']
+    with pytest.raises(inventories.ResourceClassNotFound):
+        db.write(inventories.replace_all, _provider(db, host),
+                 {'CUSTOM_UNKNOWN': {'total': 1}})
+
+
+def test_a_traits_put_that_drops_or_adds_one_reads_only_what_is_new(
+        one_connection, host, sql_sent_unprepared):
+    """nova's toggle of COMPUTE_STATUS_DISABLED: removing it sends only
+    prepared statements; adding it looks up that one name."""
+    db = one_connection
+    base = ['COMPUTE_NODE', 'HW_CPU_X86_SSE42']
+    generation = _provider(db, host)['generation']
+    for names, unprepared in ((base, 1), (base + ['COMPUTE_STATUS_DISABLED'],
+                                          1), (base, 0)):
+        sql_sent_unprepared.clear()
+        stored, generation = db.write(traits.set_provider_traits, host,
+                                      names, generation)
+        assert sorted(t['name'] for t in stored) == sorted(names)
+        assert len(sql_sent_unprepared) == unprepared
+        assert sorted(t['name'] for t in db.read(
+            traits.provider_traits, host)[1]) == sorted(names)
+    with pytest.raises(exceptions.InvalidInput):
+        db.write(traits.set_provider_traits, host, base + ['CUSTOM_NONE'],
+                 generation)
+
+
+def test_the_freshness_check_is_prepared_and_gives_up_a_lost_one(
+        one_connection, caplog):
+    """The one statement every answer from memory sends first: prepared
+    on each session; lost from it (a pooler), that check says it could
+    not tell (its caller then reads in a transaction) and the process
+    stops preparing."""
+    db = one_connection
+    position = changes.summary_outside_transaction(db)
+    assert position is not None
+    assert changes.summary_outside_transaction(db) == position
+    assert changes._SUMMARY.name in _prepared_names(db)
+    with db.engine.connect() as conn:
+        conn.exec_driver_sql('DEALLOCATE ALL')
+        conn.commit()
+    try:
+        with caplog.at_level(logging.WARNING, logger=prepared.__name__):
+            assert changes.summary_outside_transaction(db) is None
+        assert 'no longer prepared' in caplog.text
+        assert changes.summary_outside_transaction(db) == position
+        assert changes._SUMMARY.name not in _prepared_names(db)
+    finally:
+        prepared._REFUSED.discard(db.engine)
