@@ -305,3 +305,24 @@ def test_the_freshness_check_is_prepared_and_gives_up_a_lost_one(
         assert changes._SUMMARY.name not in _prepared_names(db)
     finally:
         prepared._REFUSED.discard(db.engine)
+
+
+def test_writes_still_run_where_nothing_is_prepared(one_connection, host):
+    """Behind a pooler in transaction mode (preparing stopped) the write
+    path's statements, arrays included, run as they are."""
+    db = one_connection
+    prepared.refuse(db.engine)
+    try:
+        before = changes.summary_outside_transaction(db)
+        _, generation = db.write(
+            traits.set_provider_traits, host,
+            ['COMPUTE_NODE', 'HW_CPU_X86_SSE42'],
+            _provider(db, host)['generation'])
+        db.write(traits.set_provider_traits, host, ['COMPUTE_NODE'],
+                 generation)
+        assert [t['name'] for t in db.read(
+            traits.provider_traits, host)[1]] == ['COMPUTE_NODE']
+        assert changes.summary_outside_transaction(db)[0] == before[0] + 2
+        assert _prepared_names(db) == set()
+    finally:
+        prepared._REFUSED.discard(db.engine)
