@@ -82,7 +82,13 @@ def _compile(schema, format_checker):
             tests.append(test)
     if len(tests) == 1:
         return tests[0]
-    return lambda value: all(test(value) for test in tests)
+
+    def every(value):
+        for test in tests:
+            if not test(value):
+                return False
+        return True
+    return every
 
 
 def _type(argument, schema, format_checker):
@@ -156,39 +162,69 @@ def _max_properties(argument, schema, format_checker):
     return _on('object', lambda value: len(value) <= argument)
 
 
+# The keywords on members are written as loops: they run for every member
+# of every body, and a generator costs more than the checks it drives.
+
 def _properties(argument, schema, format_checker):
     checks = [(name, _compile(sub, format_checker))
               for name, sub in argument.items()]
-    return _on('object', lambda value: all(
-        check(value[name]) for name, check in checks if name in value))
+
+    def members_match(value):
+        if not isinstance(value, dict):
+            return True
+        for name, check in checks:
+            if name in value and not check(value[name]):
+                return False
+        return True
+    return members_match
 
 
 def _pattern_properties(argument, schema, format_checker):
-    checks = [(re.compile(pattern), _compile(sub, format_checker))
+    checks = [(re.compile(pattern).search, _compile(sub, format_checker))
               for pattern, sub in argument.items()]
-    return _on('object', lambda value: all(
-        check(item) for key, item in value.items()
-        for pattern, check in checks if pattern.search(key)))
+
+    def members_match(value):
+        if not isinstance(value, dict):
+            return True
+        for key, item in value.items():
+            for search, check in checks:
+                if search(key) and not check(item):
+                    return False
+        return True
+    return members_match
 
 
 def _additional_properties(argument, schema, format_checker):
     named = frozenset(schema.get('properties', ()))
-    patterns = [re.compile(pattern)
+    searches = [re.compile(pattern).search
                 for pattern in schema.get('patternProperties', ())]
     check = _compile(argument, format_checker)
 
     def extras_match(value):
-        return all(check(item) for key, item in value.items()
-                   if key not in named
-                   and not any(pattern.search(key) for pattern in patterns))
-    return _on('object', extras_match)
+        if not isinstance(value, dict):
+            return True
+        for key, item in value.items():
+            if (key not in named
+                    and not any(search(key) for search in searches)
+                    and not check(item)):
+                return False
+        return True
+    return extras_match
 
 
 def _items(argument, schema, format_checker):
     if 'prefixItems' in schema:
         raise NotCompiled('prefixItems')
     check = _compile(argument, format_checker)
-    return _on('array', lambda value: all(check(item) for item in value))
+
+    def members_match(value):
+        if not isinstance(value, list):
+            return True
+        for item in value:
+            if not check(item):
+                return False
+        return True
+    return members_match
 
 
 def _min_items(argument, schema, format_checker):
