@@ -62,8 +62,7 @@ class Statement:
         compiled = self._postgresql or self._compile(conn)
         args = tuple(params[name] if name in params
                      else compiled.defaults[name] for name in compiled.names)
-        prepared = conn.connection.info.setdefault('placement_prepared',
-                                                   set())
+        prepared = _prepared_on(conn.connection)
         if self.name not in prepared:
             _run(conn, compiled.prepare, None)
             prepared.add(self.name)
@@ -104,16 +103,22 @@ class Plain:
         if engine in _REFUSED:
             cursor.execute(self.sql)
             return
-        prepared = pooled.info.setdefault('placement_prepared', set())
+        prepared = _prepared_on(pooled)
         try:
             if self.name not in prepared:
                 cursor.execute('PREPARE %s AS %s' % (self.name, self.sql))
                 prepared.add(self.name)
             cursor.execute('EXECUTE %s' % self.name)
         except engine.dialect.loaded_dbapi.Error as error:
-            if getattr(error, 'pgcode', None) in LOST:
-                refuse(engine)
+            _stop_if_lost(engine, error)
             raise
+
+
+def _prepared_on(pooled):
+    """The names prepared on the session of ``pooled`` (a pool's
+    connection), kept in its record's ``info``, which the pool clears
+    when it connects anew."""
+    return pooled.info.setdefault('placement_prepared', set())
 
 
 @dataclasses.dataclass(frozen=True)
@@ -187,8 +192,7 @@ def _run(conn, sql, args):
         invalidated = conn.dialect.is_disconnect(error, driver, cursor)
         if invalidated:
             conn.invalidate()
-        if getattr(error, 'pgcode', None) in LOST:
-            refuse(conn.engine)
+        _stop_if_lost(conn.engine, error)
         raise sa_exc.DBAPIError.instance(
             sql, args, error, conn.dialect.loaded_dbapi.Error,
             connection_invalidated=invalidated,
@@ -196,6 +200,13 @@ def _run(conn, sql, args):
     finally:
         if not cursor.closed:
             cursor.close()
+
+
+def _stop_if_lost(engine, error):
+    """Stop preparing on ``engine`` if ``error`` says a prepared
+    statement was not in its session."""
+    if getattr(error, 'pgcode', None) in LOST:
+        refuse(engine)
 
 
 def refuse(engine):
