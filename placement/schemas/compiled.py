@@ -162,8 +162,9 @@ def _max_properties(argument, schema, format_checker):
     return _on('object', lambda value: len(value) <= argument)
 
 
-# The keywords on members are written as loops: they run for every member
-# of every body, and a generator costs more than the checks it drives.
+# The keywords on members loop by hand (or map): they run for every
+# member of every body, and a generator costs more than the checks it
+# drives.
 
 def _properties(argument, schema, format_checker):
     checks = [(name, _compile(sub, format_checker))
@@ -216,15 +217,7 @@ def _items(argument, schema, format_checker):
     if 'prefixItems' in schema:
         raise NotCompiled('prefixItems')
     check = _compile(argument, format_checker)
-
-    def members_match(value):
-        if not isinstance(value, list):
-            return True
-        for item in value:
-            if not check(item):
-                return False
-        return True
-    return members_match
+    return _on('array', lambda value: all(map(check, value)))
 
 
 def _min_items(argument, schema, format_checker):
