@@ -1,6 +1,6 @@
 """The gunicorn worker placement-api runs.
 
-gunicorn's threaded worker, with two changes:
+gunicorn's threaded worker, with these changes:
 
 - **A thread only for a complete request.** gunicorn hands a new (or
   newly readable kept-alive) connection to a thread at once, and the
@@ -23,6 +23,11 @@ gunicorn's threaded worker, with two changes:
   ``LINGER_SILENCE`` seconds or has sent ``LINGER_BYTES`` more, or
   ``LINGER_SECONDS`` (at most ``--client-timeout``) have passed; only then
   does it close.
+- **Plain requests read and answered here.** A request received whole
+  that is plain HTTP/1.1 (nearly all of them) becomes its WSGI environ in
+  one pass, and its answer goes out in one send, without gunicorn's
+  parser and request and response objects (see ``http1``); anything else
+  is read by gunicorn as before.
 - **A heartbeat a second.** gunicorn's arbiter restarts a worker that
   has not touched its heartbeat file for ``timeout`` seconds (120 here);
   gunicorn touches it at every turn of the event loop, a system call per
@@ -34,9 +39,11 @@ gunicorn's threaded worker, with two changes:
 """
 
 import collections
+import errno
 import functools
 import http
 import json
+import os
 import re
 import selectors
 import socket
@@ -48,6 +55,7 @@ from gunicorn.http import errors as http_errors
 from gunicorn import util
 from gunicorn.workers import gthread
 
+from placement.cmd import http1
 from placement import error_codes
 from placement import errors
 
@@ -174,7 +182,21 @@ class Worker(gthread.ThreadWorker):
         # Refused connections whose client may still be sending.
         self.lingering = set()
         self.dropped = memoryview(bytearray(_RECV_SIZE))
+        # The constant part of a plain request's environ; None where
+        # every request goes through gunicorn (see http1).
+        self.plain_environ = (
+            http1.base_environ(self.cfg) if self._plain_possible() else None)
         super().init_process()
+
+    def _plain_possible(self):
+        """Whether this configuration lets plain requests skip gunicorn's
+        reading: not with TLS, the PROXY protocol, HTTP/2 cleartext or a
+        SCRIPT_NAME from the environment, each of which gunicorn handles
+        per request."""
+        cfg = self.cfg
+        return (not cfg.is_ssl and cfg.proxy_protocol == 'off'
+                and cfg.http2_cleartext == 'off'
+                and 'SCRIPT_NAME' not in os.environ)
 
     def notify(self):
         now = time.monotonic()
@@ -238,12 +260,59 @@ class Worker(gthread.ThreadWorker):
         if conn.parser is None:
             conn.parser = gunicorn_http.get_parser(
                 self.cfg, conn.sock, conn.client)
-        conn.parser.unreader.unread(bytes(conn.received))
-        conn.received = None
+        data, conn.received = bytes(conn.received), None
+        conn.plain = self._read_plain(conn, data, head)
+        if conn.plain is None:
+            conn.parser.unreader.unread(data)
         conn.data_ready = True
         conn.request_read = True
         self.enqueue_req(conn)
         return True
+
+    def _read_plain(self, conn, data, head):
+        """``data`` as an http1.Request when it can be served without
+        gunicorn's reading (exactly one plain request received)."""
+        if (self.plain_environ is None or head.chunked
+                or len(data) != head.end + 4 + head.length
+                or not isinstance(conn.client, tuple)
+                or not isinstance(conn.server, tuple)):
+            return None
+        return http1.read(data, head.end, self.cfg.limit_request_fields)
+
+    def handle(self, conn):
+        request = getattr(conn, 'plain', None)
+        if request is None:
+            return super().handle(conn)
+        conn.plain = None
+        return self._serve_plain(conn, request)
+
+    def _serve_plain(self, conn, request):
+        """Answer a plain request in one send; whether the connection
+        stays open (gunicorn's rules: the client's wish, the worker still
+        serving, room for another kept-alive connection)."""
+        self.nr += 1
+        keep_alive = (request.keep_alive and self.alive and self.cfg.keepalive
+                      and len(self.keepalived_conns) < self.max_keepalived)
+        if self.nr >= self.max_requests and self.alive:
+            self.log.info('Autorestarting worker after current request.')
+            self.alive = keep_alive = False
+        env = http1.environ(self.plain_environ, request, conn.client,
+                            conn.server)
+        env['gunicorn.socket'] = conn.sock
+        try:
+            head, body = http1.answer(self.wsgi, env, keep_alive)
+        except Exception as exc:
+            self.handle_error(None, conn.sock, conn.client, exc)
+            return False
+        try:
+            conn.sock.setblocking(True)
+            http1.send(conn.sock, head, body)
+        except OSError as exc:
+            if exc.errno not in (errno.EPIPE, errno.ECONNRESET,
+                                 errno.ENOTCONN):
+                self.log.exception('Socket error sending an answer.')
+            return False
+        return keep_alive
 
     def _stop_reading(self, conn):
         try:
