@@ -70,22 +70,23 @@ _KEY = 'placement.changed'
 # operations), where the server may refuse them.
 _MYSQL_TRIGGERS = 36
 
-# Advance the first shard no other transaction holds: its id and new
-# stamp, or no row when every shard is held.
-# Every write runs these, so on PostgreSQL they are prepared, as is the
-# log's insert there (one row per provider from one array).
-_PG_ADVANCE_FREE = prepared.Statement(sa.text(
-    'UPDATE placement_change_stamp SET stamp = stamp + 1 WHERE id = ('
-    'SELECT id FROM placement_change_stamp ORDER BY id LIMIT 1 '
-    'FOR UPDATE SKIP LOCKED) RETURNING id, stamp'))
-_PG_ADVANCE_WAITING = prepared.Statement(sa.text(
-    'UPDATE placement_change_stamp SET stamp = stamp + 1 WHERE id = ('
-    'SELECT id FROM placement_change_stamp ORDER BY random() LIMIT 1) '
-    'RETURNING id, stamp'))
-_PG_LOG = prepared.Statement(sa.text(
-    'INSERT INTO placement_provider_changes (shard, stamp, provider_id) '
-    'SELECT CAST(:shard AS INTEGER), CAST(:stamp AS BIGINT), '
-    'unnest(CAST(:providers AS INTEGER[]))'))
+# Advance a shard and log the providers under its new stamp, in one
+# statement (every write runs it, so it is prepared): the first shard no
+# other transaction holds, giving no row when every shard is held; or,
+# waiting for it, one picked at random.  Either returns the shard and its
+# new stamp.
+_PG_ADVANCE_AND_LOG = (
+    'WITH advanced AS (UPDATE placement_change_stamp SET stamp = stamp + 1 '
+    'WHERE id = (SELECT id FROM placement_change_stamp ORDER BY %s LIMIT 1'
+    '%s) RETURNING id, stamp), '
+    'logged AS (INSERT INTO placement_provider_changes '
+    '(shard, stamp, provider_id) SELECT id, stamp, '
+    'unnest(CAST(:providers AS INTEGER[])) FROM advanced) '
+    'SELECT id, stamp FROM advanced')
+_PG_LOG_FREE = prepared.Statement(sa.text(
+    _PG_ADVANCE_AND_LOG % ('id', ' FOR UPDATE SKIP LOCKED')))
+_PG_LOG_WAITING = prepared.Statement(sa.text(
+    _PG_ADVANCE_AND_LOG % ('random()', '')))
 # MySQL has no UPDATE ... RETURNING: the shard is locked and read first,
 # one of this node's only (by its auto_increment_offset, see above), from
 # a given id on.
@@ -178,14 +179,7 @@ def record(conn):
         if conn.dialect.name == 'sqlite':
             _mark_own_write(conn, 0)
         return
-    shard, stamp = _advance(conn)
-    if conn.dialect.name == 'postgresql':
-        _PG_LOG.execute(conn, {'shard': shard, 'stamp': stamp,
-                               'providers': sorted(changed)})
-    else:
-        conn.execute(_LOG.insert(), [
-            {'shard': shard, 'stamp': stamp, 'provider_id': provider}
-            for provider in sorted(changed)])
+    shard, stamp = _advance_and_log(conn, sorted(changed))
     if stamp % PRUNE_EVERY == 0 and stamp > KEEP:
         floor = stamp - KEEP
         conn.execute(_LOG.delete().where(_LOG.c.shard == shard,
@@ -194,19 +188,30 @@ def record(conn):
                      .values(pruned_below=floor))
 
 
-def _advance(conn):
-    """(shard, stamp): a shard advanced by one and held until commit.
+def _advance_and_log(conn, providers):
+    """(shard, stamp): a shard advanced by one and held until commit,
+    with ``providers`` logged under its new stamp.
 
     A writer waits, for a shard picked at random, only when every shard
     it may use is held by another transaction, or on a MariaDB before
     10.6 (MySQL before 8.0.1), which cannot skip a held row.
     """
-    dialect = conn.dialect
-    if dialect.name == 'postgresql':
-        row = _PG_ADVANCE_FREE.execute(conn).first()
+    if conn.dialect.name == 'postgresql':
+        values = {'providers': providers}
+        row = _PG_LOG_FREE.execute(conn, values).first()
         if row is None:
-            row = _PG_ADVANCE_WAITING.execute(conn).one()
+            row = _PG_LOG_WAITING.execute(conn, values).one()
         return tuple(row)
+    shard, stamp = _advance(conn)
+    conn.execute(_LOG.insert(), [
+        {'shard': shard, 'stamp': stamp, 'provider_id': provider}
+        for provider in providers])
+    return shard, stamp
+
+
+def _advance(conn):
+    """``_advance_and_log``'s advance on MySQL and SQLite."""
+    dialect = conn.dialect
     if dialect.name == 'mysql':
         row = None
         if _skips_locked(dialect):

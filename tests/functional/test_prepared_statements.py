@@ -237,7 +237,7 @@ def test_nova_s_inventory_put_sends_only_prepared_statements(
     assert {row['resource_class']: row['reserved'] for row in stored} == {
         'VCPU': 0, 'MEMORY_MB': 512}
     assert {inventories._CURRENT.name, inventories._UPDATE.name,
-            providers_core._BUMP.name, changes._PG_LOG.name} <= (
+            providers_core._BUMP.name, changes._PG_LOG_FREE.name} <= (
         _prepared_names(db))
 
 
