@@ -94,8 +94,6 @@ def delete(conn, name):
     changes.names_changed(conn)
 
 
-# Built once, as the two statements a PUT of a provider's traits runs
-# before it writes (the first prepared: every PUT runs it).
 _OF_PROVIDER = prepared.Statement(
     sa.select(*_COLUMNS)
     .select_from(TRAIT.join(RP_TRAIT, RP_TRAIT.c.trait_id == TRAIT.c.id))
@@ -104,6 +102,31 @@ _OF_PROVIDER = prepared.Statement(
 _NAMED = (sa.select(*_COLUMNS)
           .where(TRAIT.c.name.in_(sa.bindparam('names', expanding=True)))
           .order_by(TRAIT.c.id))
+
+
+# A PUT of a provider's traits reads the provider and its traits in one
+# statement (prepared: nova's resource trackers send it), and looks up
+# only the names the provider does not have.
+_PROVIDER_AND_TRAITS = prepared.Statement(
+    sa.select(tables.RP.c.id.label('provider_id'), tables.RP.c.generation,
+              *_COLUMNS)
+    .select_from(tables.RP.outerjoin(
+        RP_TRAIT, RP_TRAIT.c.resource_provider_id == tables.RP.c.id)
+        .outerjoin(TRAIT, TRAIT.c.id == RP_TRAIT.c.trait_id))
+    .where(tables.RP.c.uuid == sa.bindparam('uuid'))
+    .order_by(TRAIT.c.id))
+
+
+def _provider_and_traits(conn, uuid):
+    """(the provider's id and generation, its traits as dicts); NotFound
+    names the uuid."""
+    rows = _PROVIDER_AND_TRAITS.execute(conn, {'uuid': uuid}).all()
+    if not rows:
+        raise providers_core.not_found(uuid)
+    provider = {'id': rows[0].provider_id, 'generation': rows[0].generation}
+    names = [column.name for column in _COLUMNS]
+    return provider, [dict(zip(names, row[2:]))
+                      for row in rows if row.id is not None]
 
 
 def _traits_of(conn, provider_id):
@@ -177,12 +200,11 @@ def set_provider_traits(conn, uuid, names, generation):
     ConcurrentUpdate.  Unknown names are InvalidInput.  Returns (the
     provider's traits as dicts, its new generation).
     """
-    provider = providers_core.get_by_uuid(conn, uuid)
+    provider, current = _provider_and_traits(conn, uuid)
     if provider['generation'] != generation:
         raise exceptions.ConcurrentUpdate(
             "Resource provider's generation already changed. Please update "
             "the generation and try again.")
-    current = _traits_of(conn, provider['id'])
     wanted = dict.fromkeys(names)
     # The provider's own traits need no lookup: nova sends them all back
     # with one added or removed.
