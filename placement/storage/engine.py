@@ -28,6 +28,7 @@ from sqlalchemy import exc as sa_exc
 from placement import metrics
 from placement.storage import changes
 from placement.storage import exceptions
+from placement.storage import postgresql
 from placement.storage import prepared
 
 LOG = logging.getLogger(__name__)
@@ -226,10 +227,12 @@ def create_engine(url, *, pool_size=5, max_overflow=50, pool_timeout=30,
     # A server that does not answer at all (a host gone, a partition) must
     # not hold a request past the pool timeout over all its attempts,
     # unless the URL says otherwise.
-    options = {}
+    connect_args = {}
     if 'connect_timeout' not in url.query:
-        options['connect_args'] = {
-            'connect_timeout': max(1, pool_timeout // _ATTEMPTS)}
+        connect_args['connect_timeout'] = max(1, pool_timeout // _ATTEMPTS)
+    if url.get_backend_name() == 'postgresql':
+        connect_args.update(postgresql.connect_args())
+    options = {'connect_args': connect_args}
     if url.get_backend_name() == 'mysql':
         # InnoDB's default, REPEATABLE READ, reads from a snapshot taken at
         # the transaction's first read: a row another writer committed
@@ -287,7 +290,7 @@ class Database:
     def __init__(self, engine):
         self._engine = engine
         self._pid = os.getpid()
-        # What reads outside a transaction (``_read_mode``, ``peek``).
+        # What reads outside a transaction (``_session_mode``, ``peek``).
         self._postgresql = engine.url.get_backend_name() == 'postgresql'
 
     @property
@@ -341,7 +344,7 @@ class Database:
                 with self.engine.connect() as conn:
                     if write:
                         conn = conn.execution_options(placement_write=True)
-                    with self._read_mode(conn, write), conn.begin():
+                    with self._session_mode(conn, write), conn.begin():
                         if write:
                             changes.begin(conn)
                         result = fn(conn, *args, **kwargs)
@@ -375,16 +378,22 @@ class Database:
                 # start again in step and collide once more.
                 time.sleep(0.01 * 2 ** attempt * random.uniform(0.5, 1.5))
 
-    def _read_mode(self, conn, write):
-        """Autocommit for a read on PostgreSQL, through the driver's own
+    def _session_mode(self, conn, write):
+        """On PostgreSQL, a read in autocommit, through the driver's own
         switch: SQLAlchemy's isolation level costs a round trip each way.
         At READ COMMITTED each statement has a snapshot of its own, in a
         transaction or not, so a read loses nothing outside one and saves
-        BEGIN's and COMMIT's round trips.
+        BEGIN's and COMMIT's round trips.  A write begins with its first
+        statement (``postgresql.Session``), saving BEGIN's round trip.
         """
-        if write or not self._postgresql:
+        if not self._postgresql:
             return contextlib.nullcontext()
-        return _autocommit(conn.connection.driver_connection)
+        driver = conn.connection.driver_connection
+        if not write:
+            return _autocommit(driver)
+        if isinstance(driver, postgresql.Session):
+            driver.begin_write()
+        return contextlib.nullcontext()
 
     def read(self, fn, *args, **kwargs):
         return self.run(fn, *args, write=False, **kwargs)

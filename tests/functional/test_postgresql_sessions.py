@@ -1,0 +1,128 @@
+"""Write transactions on PostgreSQL begin with their first statement
+(``storage.postgresql``): no BEGIN of their own, yet one transaction,
+atomic and isolated as before, and the session handed back to the pool
+as psycopg2 left it.
+
+Each test runs on a pool of one connection, so that every transaction
+meets the session the one before it used.
+"""
+
+import threading
+
+import pytest
+import sqlalchemy as sa
+from psycopg2 import extensions
+
+from placement.storage import engine
+from placement.storage import exceptions
+from placement.storage import prepared
+from placement.storage import tables
+
+pytestmark = pytest.mark.backends('postgresql')
+
+# True when the statement arrived in the message that began its
+# transaction: a BEGIN sent on its own is an earlier statement.
+_FIRST_IN_TRANSACTION = (
+    'SELECT transaction_timestamp() = statement_timestamp()')
+_PREPARED_FIRST = prepared.Statement(sa.text(_FIRST_IN_TRANSACTION))
+
+
+@pytest.fixture
+def db(database_url):
+    database = engine.Database(engine.create_engine(
+        database_url, pool_size=1, max_overflow=0))
+    yield database
+    database.dispose()
+
+
+def _trait_names(db):
+    return set(db.read(lambda conn: conn.execute(
+        sa.select(tables.TRAIT.c.name)).scalars().all()))
+
+
+def _session_state(db):
+    """(autocommit, transaction status) of the pool's one session, as
+    the next transaction finds it."""
+    with db.engine.connect() as conn:
+        driver = conn.connection.driver_connection
+        return driver.autocommit, driver.info.transaction_status
+
+
+def test_a_write_sends_no_begin_of_its_own(db):
+    def write(conn):
+        first = conn.exec_driver_sql(_FIRST_IN_TRANSACTION).scalar()
+        later = conn.exec_driver_sql(
+            'SELECT transaction_timestamp() < statement_timestamp()').scalar()
+        return first, later
+    # The second statement is in the transaction the first began.
+    assert db.write(write) == (True, True)
+    # A prepared statement too, once prepared (its PREPARE carried the
+    # BEGIN the first time).
+    db.write(_PREPARED_FIRST.execute)
+    assert db.write(lambda conn: _PREPARED_FIRST.execute(conn).one()[0])
+    assert _session_state(db) == (
+        False, extensions.TRANSACTION_STATUS_IDLE)
+
+
+def test_reads_are_not_changed(db):
+    # Outside a transaction: each statement begins and ends its own.
+    assert db.read(lambda conn: conn.exec_driver_sql(
+        _FIRST_IN_TRANSACTION).scalar())
+
+
+def test_a_write_is_invisible_to_others_until_it_commits(db, database_url):
+    observer = engine.Database(engine.create_engine(database_url))
+    inserted, release = threading.Event(), threading.Event()
+
+    def write(conn):
+        conn.execute(tables.TRAIT.insert().values(name='CUSTOM_HELD'))
+        inserted.set()
+        assert release.wait(30)
+
+    writer = threading.Thread(target=db.write, args=(write,))
+    writer.start()
+    try:
+        assert inserted.wait(30)
+        assert 'CUSTOM_HELD' not in _trait_names(observer)
+    finally:
+        release.set()
+        writer.join(30)
+    assert 'CUSTOM_HELD' in _trait_names(observer)
+    observer.dispose()
+
+
+def test_a_failed_write_leaves_nothing_and_a_clean_session(db):
+    def write(conn):
+        conn.execute(tables.TRAIT.insert().values(name='CUSTOM_LOST'))
+        raise exceptions.InvalidInput('changed my mind')
+
+    with pytest.raises(exceptions.InvalidInput):
+        db.write(write)
+    assert 'CUSTOM_LOST' not in _trait_names(db)
+    assert _session_state(db) == (
+        False, extensions.TRANSACTION_STATUS_IDLE)
+
+
+def test_a_write_whose_statement_fails_is_rolled_back(db):
+    def write(conn):
+        conn.execute(tables.TRAIT.insert().values(name='CUSTOM_TWICE'))
+        conn.execute(tables.TRAIT.insert().values(name='CUSTOM_TWICE'))
+
+    with pytest.raises(sa.exc.IntegrityError):
+        db.write(write)
+    assert 'CUSTOM_TWICE' not in _trait_names(db)
+    assert _session_state(db) == (
+        False, extensions.TRANSACTION_STATUS_IDLE)
+
+
+def test_a_first_statement_run_per_row_begins_the_transaction(db):
+    names = ['CUSTOM_ROW_%d' % n for n in range(3)]
+
+    def write(conn):
+        conn.execute(tables.TRAIT.insert(), [{'name': name}
+                                             for name in names])
+        return conn.exec_driver_sql(
+            'SELECT transaction_timestamp() < statement_timestamp()').scalar()
+
+    assert db.write(write)
+    assert set(names) <= _trait_names(db)
