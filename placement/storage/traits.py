@@ -154,20 +154,20 @@ def _replace(conn, provider, current, trait_ids):
     if not to_add and not to_delete:
         changes.touch(conn)
         return provider['generation']
+    if conn.dialect.name == 'postgresql':
+        bumped = _PG_BUMP_AND_SET.execute(conn, {
+            'provider': provider['id'], 'expected': provider['generation'],
+            'remove': sorted(to_delete), 'add': sorted(to_add),
+            'now': tables.utcnow()}).one()[0]
+        if not bumped:
+            raise _concurrent_update()
+        changes.touch(conn, provider['id'])
+        return provider['generation'] + 1
     try:
         generation = providers_core.increment_generation(
             conn, provider['id'], provider['generation'])
     except exceptions.ConcurrentUpdate:
-        raise exceptions.ConcurrentUpdate(
-            'Another thread concurrently updated the resource provider '
-            'data. Please retry your update')
-    if conn.dialect.name == 'postgresql':
-        for statement, ids in ((_PG_REMOVE, to_delete), (_PG_ADD, to_add)):
-            if ids:
-                statement.execute(conn, {'provider': provider['id'],
-                                         'traits': sorted(ids),
-                                         'now': tables.utcnow()})
-        return generation
+        raise _concurrent_update()
     if to_delete:
         conn.execute(RP_TRAIT.delete().where(
             RP_TRAIT.c.resource_provider_id == provider['id'],
@@ -180,17 +180,42 @@ def _replace(conn, provider, current, trait_ids):
     return generation
 
 
-# A PUT's removals and additions on PostgreSQL: prepared, each list of
-# trait ids passed as one array.
-_PG_REMOVE = prepared.Statement(sa.text(
-    'DELETE FROM resource_provider_traits '
-    'WHERE resource_provider_id = CAST(:provider AS INTEGER) '
-    'AND trait_id = ANY(CAST(:traits AS INTEGER[]))'))
-_PG_ADD = prepared.Statement(sa.text(
-    'INSERT INTO resource_provider_traits '
+def _concurrent_update():
+    return exceptions.ConcurrentUpdate(
+        'Another thread concurrently updated the resource provider data. '
+        'Please retry your update')
+
+
+# On PostgreSQL a PUT's generation bump, removals and additions are one
+# prepared statement, each list of trait ids one array; the rows change
+# only if the bump did (1 bumped, else 0: another writer got there).
+_PG_BUMP_AND_SET = prepared.Statement(sa.text(
+    'WITH bumped AS (UPDATE resource_providers '
+    'SET generation = CAST(:expected AS INTEGER) + 1, '
+    'updated_at = CAST(:now AS TIMESTAMP) '
+    'WHERE id = CAST(:provider AS INTEGER) '
+    'AND generation = CAST(:expected AS INTEGER) RETURNING id), '
+    'removed AS (DELETE FROM resource_provider_traits '
+    'WHERE resource_provider_id IN (SELECT id FROM bumped) '
+    'AND trait_id = ANY(CAST(:remove AS INTEGER[]))), '
+    'added AS (INSERT INTO resource_provider_traits '
     '(resource_provider_id, trait_id, created_at) '
-    'SELECT CAST(:provider AS INTEGER), unnest(CAST(:traits AS INTEGER[])), '
-    'CAST(:now AS TIMESTAMP)'))
+    'SELECT id, unnest(CAST(:add AS INTEGER[])), CAST(:now AS TIMESTAMP) '
+    'FROM bumped) '
+    'SELECT count(*) FROM bumped'))
+# The names a PUT adds, looked up on PostgreSQL as one array.
+_PG_NAMED = prepared.Statement(
+    sa.select(*_COLUMNS)
+    .where(TRAIT.c.name == sa.func.any(sa.cast(
+        sa.bindparam('names'), sa.ARRAY(sa.String))))
+    .order_by(TRAIT.c.id))
+
+
+def _named(conn, names):
+    if conn.dialect.name == 'postgresql':
+        return [row._asdict()
+                for row in _PG_NAMED.execute(conn, {'names': names})]
+    return _as_dicts(conn.execute(_NAMED, {'names': names}))
 
 
 def set_provider_traits(conn, uuid, names, generation):
@@ -211,8 +236,7 @@ def set_provider_traits(conn, uuid, names, generation):
     found = {t['name']: t for t in current if t['name'] in wanted}
     unread = sorted(name for name in wanted if name not in found)
     if unread:
-        found.update((t['name'], t) for t in _as_dicts(
-            conn.execute(_NAMED, {'names': unread})))
+        found.update((t['name'], t) for t in _named(conn, unread))
     missing = [name for name in wanted if name not in found]
     if missing:
         raise exceptions.InvalidInput('No such trait %s' % ', '.join(missing))

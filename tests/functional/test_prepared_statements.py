@@ -263,24 +263,53 @@ def test_an_inventory_put_naming_a_new_class_looks_it_up(
 
 
 def test_a_traits_put_that_drops_or_adds_one_reads_only_what_is_new(
-        one_connection, host, sql_sent_unprepared):
-    """nova's toggle of COMPUTE_STATUS_DISABLED: removing it sends only
-    prepared statements; adding it looks up that one name."""
+        one_connection, host, sql_sent_unprepared, monkeypatch):
+    """nova's toggle of COMPUTE_STATUS_DISABLED sends only prepared
+    statements; adding it looks up that one name, removing it none."""
     db = one_connection
+    looked_up = []
+    named = traits._named
+    monkeypatch.setattr(traits, '_named', lambda conn, names: (
+        looked_up.append(names) or named(conn, names)))
     base = ['COMPUTE_NODE', 'HW_CPU_X86_SSE42']
     generation = _provider(db, host)['generation']
-    for names, unprepared in ((base, 1), (base + ['COMPUTE_STATUS_DISABLED'],
-                                          1), (base, 0)):
+    for names, new in ((base, base),
+                       (base + ['COMPUTE_STATUS_DISABLED'],
+                        ['COMPUTE_STATUS_DISABLED']),
+                       (base, None)):
+        looked_up.clear()
         sql_sent_unprepared.clear()
         stored, generation = db.write(traits.set_provider_traits, host,
                                       names, generation)
         assert sorted(t['name'] for t in stored) == sorted(names)
-        assert len(sql_sent_unprepared) == unprepared
+        assert looked_up == ([new] if new else [])
+        assert sql_sent_unprepared == []
         assert sorted(t['name'] for t in db.read(
             traits.provider_traits, host)[1]) == sorted(names)
     with pytest.raises(exceptions.InvalidInput):
         db.write(traits.set_provider_traits, host, base + ['CUSTOM_NONE'],
                  generation)
+    with pytest.raises(exceptions.ConcurrentUpdate):
+        db.write(traits.set_provider_traits, host, base + [
+            'COMPUTE_STATUS_DISABLED'], generation - 1)
+
+
+def test_a_traits_write_that_lost_the_race_changes_nothing(
+        one_connection, host):
+    """The bump and the rows are one statement on PostgreSQL: at another
+    generation than the one read, no row changes."""
+    db = one_connection
+    provider = _provider(db, host)
+    trait = db.read(traits.get_by_name, 'COMPUTE_NODE')
+    raced = dict(provider, generation=provider['generation'] + 1)
+    with pytest.raises(exceptions.ConcurrentUpdate):
+        db.write(traits._replace, raced, [], [trait['id']])
+    assert db.read(traits.provider_traits, host)[1] == []
+    assert _provider(db, host)['generation'] == provider['generation']
+    db.write(traits._replace, provider, [], [trait['id']])
+    assert [t['name'] for t in db.read(
+        traits.provider_traits, host)[1]] == ['COMPUTE_NODE']
+    assert _provider(db, host)['generation'] == provider['generation'] + 1
 
 
 def test_the_freshness_check_is_prepared_and_gives_up_a_lost_one(
