@@ -67,8 +67,12 @@ def _provider(req, uuid):
 
 def _check_generation(provider, data):
     if data['resource_provider_generation'] != provider['generation']:
-        raise errors.Conflict('resource provider generation conflict',
-                              code=error_codes.CONCURRENT_UPDATE)
+        raise _generation_conflict()
+
+
+def _generation_conflict():
+    return errors.Conflict('resource provider generation conflict',
+                           code=error_codes.CONCURRENT_UPDATE)
 
 
 def capacity_problem(uuid, resource_class, record, reserved_can_be_total):
@@ -179,15 +183,30 @@ class Inventories(base.Resource):
                     responses={200: schemas.INVENTORIES})
     @base.require_json
     def on_put(self, req, resp, uuid):
+        """Checked in upstream's order (a missing provider, a bad body, a
+        stale generation, a bad record), but without reading the provider
+        first where all is well (nova's resource trackers send this): the
+        body is checked first, and only when it is refused is the
+        provider read, to answer 404 or 409 instead where they come
+        first; the write then reads the provider with its records."""
         req.context.can(policies.UPDATE)
-        provider = _provider(req, uuid)
-        data = base.read_body(req)
-        _check_generation(provider, data)
-        records = parse_records(data)
-        validate_capacities(req, provider, records, 'update')
+        try:
+            data = base.read_body(req)
+        except errors.BadRequest:
+            _provider(req, uuid)
+            raise
+        try:
+            records = parse_records(data)
+            validate_capacities(req, {'uuid': uuid}, records, 'update')
+        except errors.BadRequest:
+            _check_generation(_provider(req, uuid), data)
+            raise
         try:
             generation, over = req.context.db.write(
-                storage.replace_all, provider, records)
+                storage.replace_all_at, uuid,
+                data['resource_provider_generation'], records)
+        except storage.GenerationConflict:
+            raise _generation_conflict()
         except storage.ResourceClassNotFound as exc:
             raise errors.BadRequest(
                 'Unknown resource class in inventory for resource provider '
@@ -198,7 +217,7 @@ class Inventories(base.Resource):
         except storage_exc.ConcurrentUpdate as exc:
             raise errors.Conflict('update conflict: %s' % exc.message,
                                   code=error_codes.CONCURRENT_UPDATE)
-        warn_over_capacity(provider['uuid'], over)
+        warn_over_capacity(uuid, over)
         _send_all(req, resp, records, generation, tables.utcnow())
 
     @base.operation("Delete all of a provider's inventories", since='1.5',

@@ -43,6 +43,11 @@ class InventoryExists(exceptions.Conflict):
     code = error_codes.CONCURRENT_UPDATE
 
 
+class GenerationConflict(exceptions.ConcurrentUpdate):
+    """The provider is not at the generation the caller based its write
+    on."""
+
+
 class InventoryInUse(exceptions.Conflict):
     """Allocations consume inventory that the write would remove."""
     code = error_codes.INVENTORY_INUSE
@@ -102,19 +107,43 @@ def _class_ids(conn, names):
 # What a write needs to know of the provider's inventory, in one
 # statement built once and prepared: each current record with its class
 # name, and what is allocated of it (sum and count).
-_HELD = (sa.select(ALLOC.c.resource_class_id,
-                   sa.func.sum(ALLOC.c.used).label('used'),
-                   sa.func.count().label('allocations'))
-         .where(ALLOC.c.resource_provider_id == sa.bindparam('provider'))
-         .group_by(ALLOC.c.resource_class_id).subquery())
+def _held(provider_id):
+    return (sa.select(ALLOC.c.resource_class_id,
+                      sa.func.sum(ALLOC.c.used).label('used'),
+                      sa.func.count().label('allocations'))
+            .where(ALLOC.c.resource_provider_id == provider_id)
+            .group_by(ALLOC.c.resource_class_id).subquery())
+
+
+def _with_held(held):
+    """The columns of a current record, its allocations from ``held``."""
+    return (INV.c.resource_class_id, RC.c.name, *FIELD_COLUMNS,
+            sa.func.coalesce(held.c.used, 0).label('used'),
+            sa.func.coalesce(held.c.allocations, 0).label('allocations'))
+
+
+_HELD = _held(sa.bindparam('provider'))
 _CURRENT = prepared.Statement(
-    sa.select(INV.c.resource_class_id, RC.c.name,
-              *FIELD_COLUMNS,
-              sa.func.coalesce(_HELD.c.used, 0).label('used'),
-              sa.func.coalesce(_HELD.c.allocations, 0).label('allocations'))
+    sa.select(*_with_held(_HELD))
     .select_from(INV_WITH_CLASS.outerjoin(
         _HELD, _HELD.c.resource_class_id == INV.c.resource_class_id))
     .where(INV.c.resource_provider_id == sa.bindparam('provider'))
+    .order_by(INV.c.resource_class_id))
+# The same by the provider's uuid, with its id and generation first (and
+# the record's columns None where it has none): nova's PUT of a
+# provider's inventory reads both at once.
+_HELD_BY_UUID = _held(sa.select(RP.c.id).where(
+    RP.c.uuid == sa.bindparam('uuid')).scalar_subquery())
+_PROVIDER_AND_CURRENT = prepared.Statement(
+    sa.select(RP.c.id.label('provider_id'),
+              RP.c.generation.label('provider_generation'),
+              *_with_held(_HELD_BY_UUID))
+    .select_from(RP.outerjoin(
+        INV_WITH_CLASS, INV.c.resource_provider_id == RP.c.id)
+        .outerjoin(_HELD_BY_UUID,
+                   _HELD_BY_UUID.c.resource_class_id
+                   == INV.c.resource_class_id))
+    .where(RP.c.uuid == sa.bindparam('uuid'))
     .order_by(INV.c.resource_class_id))
 
 
@@ -126,18 +155,41 @@ def _current(conn, provider_id):
             for row in _CURRENT.execute(conn, {'provider': provider_id})}
 
 
+def _provider_and_current(conn, uuid):
+    """(the provider ``uuid`` with its id and generation, ``_current`` of
+    it); NotFound names the uuid."""
+    rows = _PROVIDER_AND_CURRENT.execute(conn, {'uuid': uuid}).all()
+    if not rows:
+        raise providers_core.not_found(uuid)
+    provider = {'id': rows[0].provider_id, 'uuid': uuid,
+                'generation': rows[0].provider_generation}
+    return provider, {row.resource_class_id: _record_of(row)
+                      for row in rows if row.resource_class_id is not None}
+
+
+def _record_of(row):
+    record = row._asdict()
+    del record['provider_id'], record['provider_generation']
+    return record
+
+
 def _current_and_ids(conn, provider_id, names):
-    """(``_current``, {name: id} for ``names``): the ids of classes the
-    provider already has come with its records, so a write that names
-    only those (nova's, which sends the whole inventory) looks up
-    nothing more; ResourceClassNotFound for the first unknown name."""
+    """(``_current``, ``_ids``)."""
     current = _current(conn, provider_id)
+    return current, _ids(conn, current, names)
+
+
+def _ids(conn, current, names):
+    """{name: id} for ``names``: the ids of classes the provider already
+    has come with its records (``current``), so a write that names only
+    those (nova's, which sends the whole inventory) looks up nothing
+    more; ResourceClassNotFound for the first unknown name."""
     ids = {record['name']: class_id for class_id, record in current.items()
            if record['name'] in names}
     if len(ids) < len(names):
         ids.update(_class_ids(conn, [name for name in names
                                      if name not in ids]))
-    return current, ids
+    return ids
 
 
 def _refuse_if_in_use(provider, current, class_ids):
@@ -252,7 +304,23 @@ def replace_all(conn, provider, records):
     or updated.  Returns (new generation, [Excess] of the updated classes
     whose allocations now exceed capacity).
     """
-    current, ids = _current_and_ids(conn, provider['id'], list(records))
+    return _replace_all(conn, provider, _current(conn, provider['id']),
+                        records)
+
+
+def replace_all_at(conn, uuid, generation, records):
+    """``replace_all`` on the provider ``uuid`` if it is at
+    ``generation`` (GenerationConflict if not; NotFound if there is no
+    such provider), reading the provider and its records in one
+    statement."""
+    provider, current = _provider_and_current(conn, uuid)
+    if provider['generation'] != generation:
+        raise GenerationConflict('resource provider generation conflict')
+    return _replace_all(conn, provider, current, records)
+
+
+def _replace_all(conn, provider, current, records):
+    ids = _ids(conn, current, list(records))
     wanted = {ids[name]: name for name in records}
     removed = [class_id for class_id in current if class_id not in wanted]
     _refuse_if_in_use(provider, current, removed)

@@ -384,6 +384,68 @@ def test_put_all_generation_mismatch_is_409(client):
     assert _inventories(client, rp) == {}
 
 
+def test_put_all_generation_mismatch_detail_is_upstreams(client):
+    rp = _provider(client)
+    resp = _put_all(client, rp, {'VCPU': {'total': 1}}, generation=99,
+                    status=409)
+    assert _error(resp)['detail'].strip().endswith(
+        'resource provider generation conflict')
+    assert 'update conflict' not in _error(resp)['detail']
+
+
+def test_put_all_that_succeeds_takes_one_connection(client, db):
+    """nova's PUT: the provider is read in the write, not before it."""
+    rp = _provider(client)
+    generation = _generation(client, rp)
+    checkouts = []
+
+    def count(*_args):
+        checkouts.append(1)
+    sa.event.listen(db.engine, 'checkout', count)
+    try:
+        _put_all(client, rp, {'VCPU': {'total': 4}}, generation=generation)
+    finally:
+        sa.event.remove(db.engine, 'checkout', count)
+    assert len(checkouts) == 1
+    assert _inventories(client, rp)['VCPU']['total'] == 4
+
+
+MISSING = {'uuid': str(uuid.UUID(int=7))}
+
+
+@pytest.mark.parametrize('provider, body, status, wording', [
+    # A missing provider comes first, whatever the body.
+    (MISSING, {'inventories': {}}, 404, 'No resource provider'),
+    (MISSING, {'resource_provider_generation': 0,
+               'inventories': {'VCPU': {'total': 0}}}, 404,
+     'No resource provider'),
+    (MISSING, {'resource_provider_generation': 0,
+               'inventories': {'VCPU': {'total': 1, 'reserved': 2}}}, 404,
+     'No resource provider'),
+    # Then the body's form, then the generation.
+    (None, {'resource_provider_generation': 99}, 400,
+     'JSON does not validate'),
+    (None, {'resource_provider_generation': 99,
+            'inventories': {'bad': {'total': 0}}}, 409,
+     'generation conflict'),
+    (None, {'resource_provider_generation': 99,
+            'inventories': {'VCPU': {'total': 1, 'reserved': 2}}}, 409,
+     'generation conflict'),
+    # Then each record.
+    (None, {'resource_provider_generation': 0,
+            'inventories': {'VCPU': {'total': 1, 'reserved': 2}}}, 400,
+     'greater than'),
+], ids=['no-provider-bad-form', 'no-provider-bad-record',
+        'no-provider-bad-capacity', 'bad-form-before-generation',
+        'generation-before-bad-record', 'generation-before-bad-capacity',
+        'bad-capacity'])
+def test_put_all_answers_errors_in_upstreams_order(
+        client, provider, body, status, wording):
+    rp = provider or _provider(client)
+    resp = client.put(_url(rp), json=body, status=status)
+    assert wording in _error(resp)['detail']
+
+
 @pytest.mark.parametrize('name', ['HOUSE', 'bad'])
 def test_put_all_unknown_class_is_400_and_writes_nothing(client, name):
     rp = _provider(client)
