@@ -173,6 +173,11 @@ def _row_type(keys):
     return collections.namedtuple('Row', keys, rename=True)
 
 
+# The column labels of each EXECUTE's rows, read from the first result
+# (naming them from each result's description cost 6 % of a cheap read).
+_KEYS = {}
+
+
 def _run(conn, sql, args):
     """``sql`` on ``conn``'s driver connection, through none of
     SQLAlchemy's per-statement machinery (events, result metadata: 60 us
@@ -184,10 +189,13 @@ def _run(conn, sql, args):
     cursor = driver.cursor()
     try:
         cursor.execute(sql, args)
-        if cursor.description is None:
+        description = cursor.description
+        if description is None:
             return Rows((), [], cursor.rowcount)
-        return Rows(tuple(column[0] for column in cursor.description),
-                    cursor.fetchall(), cursor.rowcount)
+        keys = _KEYS.get(sql)
+        if keys is None:
+            keys = _KEYS[sql] = tuple(column[0] for column in description)
+        return Rows(keys, cursor.fetchall(), cursor.rowcount)
     except conn.dialect.loaded_dbapi.Error as error:
         invalidated = conn.dialect.is_disconnect(error, driver, cursor)
         if invalidated:
