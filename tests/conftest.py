@@ -191,6 +191,16 @@ def db(conf, database_url):
 
 
 @pytest.fixture
+def one_connection(database_url):
+    """A Database on a pool of one connection, so that every transaction
+    meets the session the one before it used."""
+    database = engine.Database(engine.create_engine(
+        database_url, pool_size=1, max_overflow=0))
+    yield database
+    database.dispose()
+
+
+@pytest.fixture
 def foreign(database_url):
     """An engine on the test's database that is not this service's (plain
     SQLAlchemy): its writes are what SQL run by hand would be."""

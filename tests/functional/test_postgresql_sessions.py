@@ -4,7 +4,7 @@ atomic and isolated as before, and the session handed back to the pool
 as psycopg2 left it.
 
 Each test runs on a pool of one connection, so that every transaction
-meets the session the one before it used.
+meets the session the one before it used (``one_connection``).
 """
 
 import threading
@@ -27,14 +27,6 @@ _FIRST_IN_TRANSACTION = (
 _PREPARED_FIRST = prepared.Statement(sa.text(_FIRST_IN_TRANSACTION))
 
 
-@pytest.fixture
-def db(database_url):
-    database = engine.Database(engine.create_engine(
-        database_url, pool_size=1, max_overflow=0))
-    yield database
-    database.dispose()
-
-
 def _trait_names(db):
     return set(db.read(lambda conn: conn.execute(
         sa.select(tables.TRAIT.c.name)).scalars().all()))
@@ -48,7 +40,8 @@ def _session_state(db):
         return driver.autocommit, driver.info.transaction_status
 
 
-def test_a_write_sends_no_begin_of_its_own(db):
+def test_a_write_sends_no_begin_of_its_own(one_connection):
+    db = one_connection
     def write(conn):
         first = conn.exec_driver_sql(_FIRST_IN_TRANSACTION).scalar()
         later = conn.exec_driver_sql(
@@ -64,13 +57,16 @@ def test_a_write_sends_no_begin_of_its_own(db):
         False, extensions.TRANSACTION_STATUS_IDLE)
 
 
-def test_reads_are_not_changed(db):
+def test_reads_are_not_changed(one_connection):
+    db = one_connection
     # Outside a transaction: each statement begins and ends its own.
     assert db.read(lambda conn: conn.exec_driver_sql(
         _FIRST_IN_TRANSACTION).scalar())
 
 
-def test_a_write_is_invisible_to_others_until_it_commits(db, database_url):
+def test_a_write_is_invisible_to_others_until_it_commits(
+        one_connection, database_url):
+    db = one_connection
     observer = engine.Database(engine.create_engine(database_url))
     inserted, release = threading.Event(), threading.Event()
 
@@ -91,7 +87,8 @@ def test_a_write_is_invisible_to_others_until_it_commits(db, database_url):
     observer.dispose()
 
 
-def test_a_failed_write_leaves_nothing_and_a_clean_session(db):
+def test_a_failed_write_leaves_nothing_and_a_clean_session(one_connection):
+    db = one_connection
     def write(conn):
         conn.execute(tables.TRAIT.insert().values(name='CUSTOM_LOST'))
         raise exceptions.InvalidInput('changed my mind')
@@ -103,7 +100,8 @@ def test_a_failed_write_leaves_nothing_and_a_clean_session(db):
         False, extensions.TRANSACTION_STATUS_IDLE)
 
 
-def test_a_write_whose_statement_fails_is_rolled_back(db):
+def test_a_write_whose_statement_fails_is_rolled_back(one_connection):
+    db = one_connection
     def write(conn):
         conn.execute(tables.TRAIT.insert().values(name='CUSTOM_TWICE'))
         conn.execute(tables.TRAIT.insert().values(name='CUSTOM_TWICE'))
@@ -115,7 +113,8 @@ def test_a_write_whose_statement_fails_is_rolled_back(db):
         False, extensions.TRANSACTION_STATUS_IDLE)
 
 
-def test_a_first_statement_run_per_row_begins_the_transaction(db):
+def test_a_first_statement_run_per_row_begins_the_transaction(one_connection):
+    db = one_connection
     names = ['CUSTOM_ROW_%d' % n for n in range(3)]
 
     def write(conn):

@@ -14,7 +14,6 @@ import sqlalchemy as sa
 
 from placement.storage import allocations
 from placement.storage import changes
-from placement.storage import engine
 from placement.storage import exceptions
 from placement.storage import inventories
 from placement.storage import prepared
@@ -32,14 +31,6 @@ USER = str(uuidlib.uuid5(NAMESPACE, 'user'))
 
 def _uuid(name):
     return str(uuidlib.uuid5(NAMESPACE, name))
-
-
-@pytest.fixture
-def one_connection(database_url):
-    database = engine.Database(engine.create_engine(
-        database_url, pool_size=1, max_overflow=0))
-    yield database
-    database.dispose()
 
 
 @pytest.fixture
