@@ -55,9 +55,9 @@ from gunicorn.http import errors as http_errors
 from gunicorn import util
 from gunicorn.workers import gthread
 
-from placement.cmd import http1
 from placement import error_codes
 from placement import errors
+from placement.cmd import http1
 
 _RECV_SIZE = 65536
 # Lingering close (see above): how long, how long a silence ends it, and
