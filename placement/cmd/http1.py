@@ -34,6 +34,7 @@ import re
 import time
 import urllib.parse
 
+import gunicorn
 from gunicorn.http import errors as http_errors
 from gunicorn.http import message
 from gunicorn.http import wsgi
@@ -207,9 +208,9 @@ def _encode(status, headers, body, head_only, keep_alive):
         raise ValueError('Invalid status %r' % (status,))
     code = int(status[:3])
     omits_body = head_only or code in _NO_BODY or code < 200
-    lines = ['HTTP/1.1 %s\r\nServer: gunicorn\r\nDate: %s\r\n'
-             'Connection: %s\r\n' % (status, _DATE.now(),
-                                     'keep-alive' if keep_alive else 'close')]
+    lines = ['HTTP/1.1 %s\r\nServer: %s\r\nDate: %s\r\nConnection: %s\r\n'
+             % (status, gunicorn.SERVER, _DATE.now(),
+                'keep-alive' if keep_alive else 'close')]
     length = None
     for name, value in headers:
         if not isinstance(name, str) or not message.TOKEN_RE.fullmatch(name):
