@@ -14,7 +14,7 @@ from placement.storage import names as names_lookup
 from placement.storage import prepared
 from placement.storage import providers_core
 from placement.storage import tables
-from placement.storage.tables import RP_TRAIT, TRAIT
+from placement.storage.tables import RP, RP_TRAIT, TRAIT
 
 CUSTOM_PREFIX = 'CUSTOM_'
 
@@ -108,12 +108,11 @@ _NAMED = (sa.select(*_COLUMNS)
 # statement (prepared: nova's resource trackers send it), and looks up
 # only the names the provider does not have.
 _PROVIDER_AND_TRAITS = prepared.Statement(
-    sa.select(tables.RP.c.id.label('provider_id'), tables.RP.c.generation,
-              *_COLUMNS)
-    .select_from(tables.RP.outerjoin(
-        RP_TRAIT, RP_TRAIT.c.resource_provider_id == tables.RP.c.id)
+    sa.select(RP.c.id.label('provider_id'), RP.c.generation, *_COLUMNS)
+    .select_from(RP.outerjoin(
+        RP_TRAIT, RP_TRAIT.c.resource_provider_id == RP.c.id)
         .outerjoin(TRAIT, TRAIT.c.id == RP_TRAIT.c.trait_id))
-    .where(tables.RP.c.uuid == sa.bindparam('uuid'))
+    .where(RP.c.uuid == sa.bindparam('uuid'))
     .order_by(TRAIT.c.id))
 
 
