@@ -91,15 +91,18 @@ def capacity_problem(uuid, resource_class, record, reserved_can_be_total):
     return None
 
 
-def validate_capacities(req, provider, records, action):
+def validate_capacities(req, uuid, records, action):
+    """BadRequest for the first of ``records`` (to be stored on the
+    provider ``uuid``) whose capacity the request's microversion
+    refuses."""
     reserved_can_be_total = microversion.is_at_least(req, '1.26')
     for resource_class, record in records.items():
-        problem = capacity_problem(provider['uuid'], resource_class, record,
+        problem = capacity_problem(uuid, resource_class, record,
                                    reserved_can_be_total)
         if problem:
             raise errors.BadRequest(
                 'Unable to %s inventory for resource provider %s: %s'
-                % (action, provider['uuid'], problem))
+                % (action, uuid, problem))
 
 
 def warn_over_capacity(provider_uuid, excesses):
@@ -161,7 +164,7 @@ class Inventories(base.Resource):
         data = base.read_body(req)
         resource_class = data['resource_class']
         record = _with_defaults(data)
-        validate_capacities(req, provider, {resource_class: record},
+        validate_capacities(req, provider['uuid'], {resource_class: record},
                              'create')
         try:
             generation = req.context.db.write(
@@ -197,7 +200,7 @@ class Inventories(base.Resource):
             raise
         try:
             records = parse_records(data)
-            validate_capacities(req, {'uuid': uuid}, records, 'update')
+            validate_capacities(req, uuid, records, 'update')
         except errors.BadRequest:
             _check_generation(_provider(req, uuid), data)
             raise
@@ -263,7 +266,7 @@ class Inventory(base.Resource):
         data = base.read_body(req)
         _check_generation(provider, data)
         record = _with_defaults(data)
-        validate_capacities(req, provider, {resource_class: record},
+        validate_capacities(req, provider['uuid'], {resource_class: record},
                              'update')
         try:
             generation, over = req.context.db.write(

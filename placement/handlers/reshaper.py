@@ -30,7 +30,7 @@ def _inventories(req, data):
     result = {}
     for uuid, body in data['inventories'].items():
         records = inventory.parse_records(body)
-        inventory.validate_capacities(req, {'uuid': uuid}, records,
+        inventory.validate_capacities(req, uuid, records,
                                       'update')
         result[uuid] = (body['resource_provider_generation'], records)
     return result
