@@ -42,6 +42,7 @@ def _session_state(db):
 
 def test_a_write_sends_no_begin_of_its_own(one_connection):
     db = one_connection
+
     def write(conn):
         first = conn.exec_driver_sql(_FIRST_IN_TRANSACTION).scalar()
         later = conn.exec_driver_sql(
@@ -87,28 +88,26 @@ def test_a_write_is_invisible_to_others_until_it_commits(
     observer.dispose()
 
 
-def test_a_failed_write_leaves_nothing_and_a_clean_session(one_connection):
-    db = one_connection
-    def write(conn):
-        conn.execute(tables.TRAIT.insert().values(name='CUSTOM_LOST'))
-        raise exceptions.InvalidInput('changed my mind')
+def _changed_my_mind(conn):
+    conn.execute(tables.TRAIT.insert().values(name='CUSTOM_LOST'))
+    raise exceptions.InvalidInput('changed my mind')
 
-    with pytest.raises(exceptions.InvalidInput):
+
+def _inserted_twice(conn):
+    for _ in range(2):
+        conn.execute(tables.TRAIT.insert().values(name='CUSTOM_LOST'))
+
+
+@pytest.mark.parametrize('write, error', [
+    (_changed_my_mind, exceptions.InvalidInput),
+    (_inserted_twice, sa.exc.IntegrityError),
+], ids=['write-raises', 'statement-fails'])
+def test_a_failed_write_leaves_nothing_and_a_clean_session(
+        one_connection, write, error):
+    db = one_connection
+    with pytest.raises(error):
         db.write(write)
     assert 'CUSTOM_LOST' not in _trait_names(db)
-    assert _session_state(db) == (
-        False, extensions.TRANSACTION_STATUS_IDLE)
-
-
-def test_a_write_whose_statement_fails_is_rolled_back(one_connection):
-    db = one_connection
-    def write(conn):
-        conn.execute(tables.TRAIT.insert().values(name='CUSTOM_TWICE'))
-        conn.execute(tables.TRAIT.insert().values(name='CUSTOM_TWICE'))
-
-    with pytest.raises(sa.exc.IntegrityError):
-        db.write(write)
-    assert 'CUSTOM_TWICE' not in _trait_names(db)
     assert _session_state(db) == (
         False, extensions.TRANSACTION_STATUS_IDLE)
 
