@@ -174,9 +174,14 @@ _DATE = _Date()
 
 
 def answer(app, env, keep_alive):
-    """Run ``app`` on ``env``; the HTTP answer's head and body, checked
+    """Run ``app`` on ``env``: the HTTP answer's head and body, checked
     as gunicorn checks a response (status, header names and values;
-    hop-by-hop headers dropped)."""
+    hop-by-hop headers dropped), and the call to make once they are sent.
+
+    That call closes the application's iterable, which WSGI servers do
+    after sending the answer; what the application leaves for then (its
+    request log line) does not delay the client. If this raises, the
+    iterable is already closed."""
     started = []
     chunks = []
 
@@ -187,20 +192,25 @@ def answer(app, env, keep_alive):
         return chunks.append
 
     result = app(env, start_response)
+    close = getattr(result, 'close', _nothing)
     try:
         for chunk in result:
             if not isinstance(chunk, bytes):
                 raise TypeError('%r is not a byte' % chunk)
             chunks.append(chunk)
-    finally:
-        close = getattr(result, 'close', None)
-        if close is not None:
-            close()
-    if not started:
-        raise AssertionError('The application did not start a response.')
-    status, headers = started
-    return _encode(status, headers, b''.join(chunks),
-                   env['REQUEST_METHOD'] == 'HEAD', keep_alive)
+        if not started:
+            raise AssertionError('The application did not start a response.')
+        status, headers = started
+        head, body = _encode(status, headers, b''.join(chunks),
+                             env['REQUEST_METHOD'] == 'HEAD', keep_alive)
+    except BaseException:
+        close()
+        raise
+    return head, body, close
+
+
+def _nothing():
+    pass
 
 
 def _encode(status, headers, body, head_only, keep_alive):

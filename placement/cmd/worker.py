@@ -28,6 +28,14 @@ gunicorn's threaded worker, with these changes:
   one pass, and its answer goes out in one send, without gunicorn's
   parser and request and response objects (see ``http1``); anything else
   is read by gunicorn as before.
+- **A kept-alive connection put back by its thread.** gunicorn's thread
+  finishes a future whose callback wakes the event loop through a pipe,
+  and the loop puts the connection back on its poller. Here the thread
+  that answered a plain request puts it back itself, and the loop wakes
+  only when the next request arrives: a cheap request's worker CPU went
+  from 490-560 to 410-450 us. The connection is back before what the
+  application leaves for after its answer (the request log line), so a
+  client's next request is read meanwhile.
 - **A heartbeat a second.** gunicorn's arbiter restarts a worker that
   has not touched its heartbeat file for ``timeout`` seconds (120 here);
   gunicorn touches it at every turn of the event loop, a system call per
@@ -210,7 +218,10 @@ class Worker(gthread.ThreadWorker):
         to a thread only with a whole request read."""
         if getattr(conn, 'request_read', False):
             conn.request_read = False
-            super().enqueue_req(conn)
+            if conn.plain is None:
+                super().enqueue_req(conn)
+            else:
+                self.tpool.submit(self._serve_plain, conn)
             return
         # A bytearray: a large body arrives in many reads, and appending
         # to bytes would copy all that came before each time.
@@ -279,17 +290,29 @@ class Worker(gthread.ThreadWorker):
             return None
         return http1.read(data, head.end, self.cfg.limit_request_fields)
 
-    def handle(self, conn):
-        request = getattr(conn, 'plain', None)
-        if request is None:
-            return super().handle(conn)
-        conn.plain = None
-        return self._serve_plain(conn, request)
+    def _serve_plain(self, conn):
+        """Answer a plain request (in a thread), then hand its connection
+        on: back on the poller, or to the loop to close."""
+        request, conn.plain = conn.plain, None
+        close = None
+        try:
+            kept, close = self._answer_plain(conn, request)
+        except Exception:
+            kept = False
+            self.log.exception('Error handling request')
+        if not kept:
+            self.method_queue.defer(self._close_gracefully, conn)
+        if close is not None:
+            try:
+                close()
+            except Exception:
+                self.log.exception('Error closing an answer')
 
-    def _serve_plain(self, conn, request):
-        """Answer a plain request in one send; whether the connection
-        stays open (gunicorn's rules: the client's wish, the worker still
-        serving, room for another kept-alive connection)."""
+    def _answer_plain(self, conn, request):
+        """Answer in one send with gunicorn's keep-alive rules (the
+        client's wish, the worker still serving, room for another
+        kept-alive connection); whether the connection was kept, and the
+        call to make once the answer is sent."""
         self.nr += 1
         keep_alive = (request.keep_alive and self.alive and self.cfg.keepalive
                       and len(self.keepalived_conns) < self.max_keepalived)
@@ -300,10 +323,14 @@ class Worker(gthread.ThreadWorker):
                             conn.server)
         env['gunicorn.socket'] = conn.sock
         try:
-            head, body = http1.answer(self.wsgi, env, keep_alive)
+            head, body, close = http1.answer(self.wsgi, env, keep_alive)
         except Exception as exc:
             self.handle_error(None, conn.sock, conn.client, exc)
-            return False
+            return False, None
+        sent = self._send(conn, head, body)
+        return sent and keep_alive and self._keep(conn), close
+
+    def _send(self, conn, head, body):
         try:
             conn.sock.setblocking(True)
             http1.send(conn.sock, head, body)
@@ -312,7 +339,33 @@ class Worker(gthread.ThreadWorker):
                                  errno.ENOTCONN):
                 self.log.exception('Socket error sending an answer.')
             return False
-        return keep_alive
+        return True
+
+    def _keep(self, conn):
+        """Put an answered connection back on the poller for its next
+        request, from the thread that answered (see the module's
+        docstring). Safe from a thread: the deque and the poller each
+        change in one step under the GIL, the connection is in the deque
+        before the poller can report it, and epoll watches a descriptor
+        added while the loop waits."""
+        conn.sock.setblocking(False)
+        conn.set_timeout()
+        self.keepalived_conns.append(conn)
+        if not self.alive:
+            # After the append: the loop's _cap_keepalive caps it, or this.
+            conn.timeout = min(conn.timeout, time.monotonic() + _STOP_LINGER)
+        try:
+            self.poller.register(
+                conn.sock, selectors.EVENT_READ,
+                functools.partial(self.on_client_socket_readable, conn))
+        except (ValueError, OSError):  # closed: the worker is exiting
+            self.keepalived_conns.remove(conn)
+            return False
+        return True
+
+    def _close_gracefully(self, conn):
+        self.nr_conns -= 1
+        conn.close(graceful=True)
 
     def _stop_reading(self, conn):
         try:
@@ -370,7 +423,10 @@ class Worker(gthread.ThreadWorker):
         conn.close()
 
     def _cap_keepalive(self, deadline):
-        super()._cap_keepalive(min(deadline, time.monotonic() + _STOP_LINGER))
+        deadline = min(deadline, time.monotonic() + _STOP_LINGER)
+        # A copy: answering threads append to the deque meanwhile.
+        for conn in list(self.keepalived_conns):
+            conn.timeout = min(conn.timeout, deadline)
 
     def murder_pending(self):
         """Also answer 408 to, and close, requests not complete in time

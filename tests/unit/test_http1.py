@@ -213,8 +213,10 @@ def _by_plain_response(method, status, headers, chunks):
         start_response(status, headers)
         return chunks
     sink = _Sink()
-    http1.send(sink, *http1.answer(
-        app, {'REQUEST_METHOD': method.decode()}, True))
+    head, body, close = http1.answer(
+        app, {'REQUEST_METHOD': method.decode()}, True)
+    http1.send(sink, head, body)
+    close()
     return bytes(sink.data)
 
 
@@ -273,8 +275,43 @@ def test_the_connection_header_says_close_when_it_closes():
     def app(_env, start_response):
         start_response('200 OK', [])
         return [b'']
-    head, _body = http1.answer(app, {'REQUEST_METHOD': 'GET'}, False)
+    head, _body, _close = http1.answer(app, {'REQUEST_METHOD': 'GET'},
+                                       False)
     assert b'\r\nConnection: close\r\n' in head
+
+
+class _Closing(list):
+    """An answer's iterable that says when it was closed."""
+    closed = False
+
+    def close(self):
+        self.closed = True
+
+
+def test_the_iterable_is_closed_by_the_call_made_after_sending():
+    result = _Closing([b'{}'])
+
+    def app(_env, start_response):
+        start_response('200 OK', [])
+        return result
+    _head, _body, close = http1.answer(app, {'REQUEST_METHOD': 'GET'}, True)
+    assert not result.closed
+    close()
+    assert result.closed
+
+
+@pytest.mark.parametrize('status,chunks', [
+    ('200 OK', [b'{}', 'not bytes']), ('bad status', [b'{}'])],
+    ids=['failing-iteration', 'invalid-answer'])
+def test_an_answer_that_fails_is_closed_before_the_failure(status, chunks):
+    result = _Closing(chunks)
+
+    def app(_env, start_response):
+        start_response(status, [])
+        return result
+    with pytest.raises((TypeError, ValueError)):
+        http1.answer(app, {'REQUEST_METHOD': 'GET'}, True)
+    assert result.closed
 
 
 def test_a_large_body_is_sent_after_its_head_not_joined_to_it():

@@ -1,10 +1,15 @@
 """Which requests placement-api's worker serves itself (http1) and how:
 exactly one plain request received, in a configuration gunicorn does not
 have to read per request; answered in one send, with gunicorn's
-keep-alive rules and the JSON 500 when the application fails."""
+keep-alive rules and the JSON 500 when the application fails; the
+connection put back on the poller by the answering thread, before the
+application's iterable is closed."""
 
+import collections
 import json
 import logging
+import selectors
+import time
 import types
 
 import pytest
@@ -22,14 +27,15 @@ CHUNKED = (b'POST / HTTP/1.1\r\nHost: p\r\nTransfer-Encoding: chunked\r\n'
 class _Socket:
     def __init__(self):
         self.sent = b''
+        self.blocking = True
 
     def sendall(self, data):
         self.sent += data
 
     send = sendall
 
-    def setblocking(self, _flag):
-        pass
+    def setblocking(self, flag):
+        self.blocking = flag
 
     def gettimeout(self):
         return 0.0
@@ -46,15 +52,45 @@ def _worker(app=None, **settings):
     subject.alive = True
     subject.nr = 0
     subject.max_requests = 1000
-    subject.keepalived_conns = []
+    subject.keepalived_conns = collections.deque()
     subject.max_keepalived = 10
     subject.log = logging.getLogger(__name__)
+    subject.poller = _Poller()
+    subject.method_queue = _Deferred()
     return subject
 
 
+class _Poller:
+    """What is registered, and what the registering saw."""
+
+    def __init__(self, closed=False):
+        self.registered = {}
+        self.closed = closed
+
+    def register(self, sock, events, data):
+        if self.closed:
+            raise ValueError('I/O operation on closed epoll object')
+        self.registered[sock] = (events, data, sock.sent, sock.blocking)
+
+
+class _Deferred:
+    """The calls left to the event loop."""
+
+    def __init__(self):
+        self.calls = []
+
+    def defer(self, callback, *args):
+        self.calls.append((callback.__name__, args))
+
+
+class _Connection(types.SimpleNamespace):
+    def set_timeout(self):
+        self.timeout = time.monotonic() + 1000
+
+
 def _connection(data, client=('127.0.0.1', 40000)):
-    return types.SimpleNamespace(received=bytearray(data), client=client,
-                                 server=('127.0.0.1', 8778), sock=_Socket())
+    return _Connection(received=bytearray(data), client=client,
+                       server=('127.0.0.1', 8778), sock=_Socket())
 
 
 def _read(subject, conn):
@@ -94,15 +130,56 @@ def _app(_env, start_response):
 
 
 def _serve(subject, data=PLAIN):
+    """Serve ``data``: whether the connection was kept (on the poller)
+    rather than left to the loop to close, and what was sent."""
     conn = _connection(data)
-    keep_alive = subject._serve_plain(conn, _read(subject, conn))
-    return keep_alive, conn.sock.sent
+    conn.plain = _read(subject, conn)
+    subject._serve_plain(conn)
+    kept = conn.sock in subject.poller.registered
+    assert kept == (conn in subject.keepalived_conns)
+    assert kept != (subject.method_queue.calls == [
+        ('_close_gracefully', (conn,))])
+    return kept, conn.sock.sent
 
 
 def test_the_answer_goes_in_one_send_and_the_connection_stays():
     keep_alive, sent = _serve(_worker(_app))
     assert keep_alive
     assert sent.startswith(b'HTTP/1.1 200 OK\r\n') and sent.endswith(b'{}')
+
+
+def test_the_connection_is_back_on_the_poller_before_the_answer_closes():
+    subject = _worker()
+    seen = []
+
+    class Answer(list):
+        def close(self):
+            seen.append(list(subject.poller.registered.values()))
+
+    def app(_env, start_response):
+        start_response('200 OK', [])
+        return Answer([b'{}'])
+    subject.wsgi = app
+    assert _serve(subject)[0]
+    [[(events, on_readable, sent, blocking)]] = seen
+    assert events == selectors.EVENT_READ and not blocking
+    assert sent.endswith(b'{}')
+    assert on_readable.func == subject.on_client_socket_readable
+
+
+def test_a_worker_stopping_keeps_a_connection_only_briefly():
+    subject = _worker(_app)
+    subject.alive = False
+    conn = _connection(PLAIN)
+    assert subject._keep(conn)
+    assert conn.timeout <= time.monotonic() + worker._STOP_LINGER
+
+
+def test_a_closed_poller_leaves_the_connection_to_close():
+    subject = _worker(_app)
+    subject.poller = _Poller(closed=True)
+    assert _serve(subject)[0] is False
+    assert not subject.keepalived_conns
 
 
 def test_the_last_request_before_a_restart_closes_the_connection():
