@@ -8,9 +8,10 @@ Request flow, outermost first:
   /healthcheck      oslo.middleware's health check, before any auth
   CORS (WSGI)       only when [cors] allowed_origin is set
   KeystoneAuth      (WSGI, auth_strategy=keystone) validates the token
+  WriteAfterAnswer  (WSGI) writes RequestLog's line once the answer is sent
   falcon.App
     RequestMetrics    only with [metrics] enabled: count and time answers
-    RequestLog        one log line per request
+    RequestLog        one log line per request, composed here
     NoAuth            (auth_strategy=noauth2) identity from X-Auth-Token
     RequestContext    credentials, config, database, policy on req.context
     Microversion      OpenStack-API-Version negotiation
@@ -170,7 +171,8 @@ def build_app(conf, db=None, prepare=True):
         else:
             LOG.warning('[metrics] enabled is honoured by placement-api, '
                         'which serves them; this process records none.')
-    application = build_falcon_app(conf, db, policy.build_enforcer(conf))
+    application = request_log.WriteAfterAnswer(
+        build_falcon_app(conf, db, policy.build_enforcer(conf)))
     if conf.api.auth_strategy == 'keystone':
         from placement.middleware import keystone
         application = keystone.KeystoneAuth(application, conf)

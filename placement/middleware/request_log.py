@@ -1,9 +1,20 @@
-"""Falcon middleware writing one log line per request."""
+"""One log line per request, written once the answer is sent.
+
+``RequestLog`` (falcon middleware) composes the line when the answer is
+final; ``WriteAfterAnswer`` (WSGI, right around falcon) writes it when the
+server closes the answer's iterable, which WSGI servers do once they have
+sent the answer. A line through oslo.log's formatter costs a cheap request
+about a fifth of its time, and the client need not wait for it.
+"""
 
 import logging
 import time
 
 LOG = logging.getLogger('placement.requestlog')
+_FORMAT = ('%(remote)s "%(method)s %(uri)s" status: %(status)s '
+           'len: %(length)s microversion: %(version)s time: %(elapsed).6f')
+# Where RequestLog leaves the line's values for WriteAfterAnswer.
+_ENV_LINE = 'placement.request_log'
 
 
 class RequestLog:
@@ -15,11 +26,41 @@ class RequestLog:
         elapsed = time.monotonic() - getattr(req.context, 'started',
                                              time.monotonic())
         version = req.context.microversion
-        LOG.info('%(remote)s "%(method)s %(uri)s" status: %(status)s '
-                 'len: %(length)s microversion: %(version)s '
-                 'time: %(elapsed).6f',
-                 {'remote': req.remote_addr, 'method': req.method,
-                  'uri': req.relative_uri, 'status': resp.status_code,
-                  'length': len(resp.text or resp.data or b'')
-                  or resp.content_length or 0,
-                  'version': version or '-', 'elapsed': elapsed})
+        req.env[_ENV_LINE] = {
+            'remote': req.remote_addr, 'method': req.method,
+            'uri': req.relative_uri, 'status': resp.status_code,
+            'length': len(resp.text or resp.data or b'')
+            or resp.content_length or 0,
+            'version': version or '-', 'elapsed': elapsed}
+
+
+class WriteAfterAnswer:
+
+    def __init__(self, application):
+        self.application = application
+
+    def __call__(self, environ, start_response):
+        result = self.application(environ, start_response)
+        line = environ.pop(_ENV_LINE, None)
+        if line is None:
+            return result
+        return _ThenWrite(result, line)
+
+
+class _ThenWrite:
+    """An answer's iterable that writes the request's line when closed."""
+
+    def __init__(self, result, line):
+        self.result = result
+        self.line = line
+
+    def __iter__(self):
+        return iter(self.result)
+
+    def close(self):
+        try:
+            close = getattr(self.result, 'close', None)
+            if close is not None:
+                close()
+        finally:
+            LOG.info(_FORMAT, self.line)

@@ -14,6 +14,7 @@ import concurrent.futures
 import http.client
 import json
 import re
+import time
 import uuid
 
 import pytest
@@ -38,10 +39,17 @@ def served(request, serve_wsgi):
         yield request.param, port, log_path
 
 
-def _served_by(log_path):
-    """{request id: (pid of the worker that answered, global id)}."""
-    return {match.group(3): (int(match.group(1)), match.group(2))
-            for match in _LOG_LINE.finditer(log_path.read_text())}
+def _served_by(log_path, request_ids):
+    """{request id: (pid of the worker that answered, global id)} once
+    every one of ``request_ids`` is logged: a line is written after its
+    answer is sent, so the client may read the answer first."""
+    deadline = time.monotonic() + 10
+    while True:
+        served = {match.group(3): (int(match.group(1)), match.group(2))
+                  for match in _LOG_LINE.finditer(log_path.read_text())}
+        if set(request_ids) <= served.keys() or time.monotonic() > deadline:
+            return served
+        time.sleep(0.05)
 
 
 def _client(port, provider, rounds):
@@ -95,7 +103,8 @@ def test_a_write_through_one_worker_is_in_the_next_answer_of_another(
         pairs = [pair for pairs in pool.map(
             lambda rp: _client(port, rp, ROUNDS), providers)
             for pair in pairs]
-    served_by = _served_by(log_path)
+    served_by = _served_by(log_path, [request_id for pair in pairs
+                                      for request_id in pair])
     workers = {served_by[request_id][0] for pair in pairs
                for request_id in pair}
     crossed = [pair for pair in pairs
@@ -127,7 +136,7 @@ def test_request_ids(served):
     assert status == 200
     local = headers['x-openstack-request-id']
     assert local != inbound
-    assert _served_by(log_path)[local][1] == inbound
+    assert _served_by(log_path, [local])[local][1] == inbound
 
 
 def test_location_behind_a_proxy(served):
