@@ -70,23 +70,31 @@ _KEY = 'placement.changed'
 # operations), where the server may refuse them.
 _MYSQL_TRIGGERS = 36
 
-# Advance a shard and log the providers under its new stamp, in one
-# statement (every write runs it, so it is prepared): the first shard no
-# other transaction holds, giving no row when every shard is held; or,
-# waiting for it, one picked at random.  Either returns the shard and its
-# new stamp.
-_PG_ADVANCE_AND_LOG = (
-    'WITH advanced AS (UPDATE placement_change_stamp SET stamp = stamp + 1 '
-    'WHERE id = (SELECT id FROM placement_change_stamp ORDER BY %s LIMIT 1'
-    '%s) RETURNING id, stamp), '
+# On PostgreSQL a write's last statement (prepared: every write runs it)
+# advances a shard: the first that no other transaction holds or, when
+# every shard is held, one picked at random, waiting for it. It logs the
+# providers under the shard's new stamp and, on every PRUNE_EVERY-th
+# stamp, prunes the shard's log; and it goes with the COMMIT (see
+# ``record``). The second pick is made only when the first found none.
+_PG_ADVANCE_AND_LOG = prepared.Statement(sa.text(
+    'WITH advanced AS (UPDATE placement_change_stamp SET '
+    'stamp = stamp + 1, pruned_below = CASE WHEN '
+    'mod(stamp + 1, CAST(:prune_every AS BIGINT)) = 0 '
+    'AND stamp + 1 > CAST(:keep AS BIGINT) '
+    'THEN stamp + 1 - CAST(:keep AS BIGINT) ELSE pruned_below END '
+    'WHERE id = COALESCE('
+    '(SELECT id FROM placement_change_stamp ORDER BY id LIMIT 1 '
+    'FOR UPDATE SKIP LOCKED), '
+    '(SELECT id FROM placement_change_stamp ORDER BY random() LIMIT 1)) '
+    'RETURNING id, stamp, pruned_below), '
     'logged AS (INSERT INTO placement_provider_changes '
     '(shard, stamp, provider_id) SELECT id, stamp, '
-    'unnest(CAST(:providers AS INTEGER[])) FROM advanced) '
-    'SELECT id, stamp FROM advanced')
-_PG_LOG_FREE = prepared.Statement(sa.text(
-    _PG_ADVANCE_AND_LOG % ('id', ' FOR UPDATE SKIP LOCKED')))
-_PG_LOG_WAITING = prepared.Statement(sa.text(
-    _PG_ADVANCE_AND_LOG % ('random()', '')))
+    'unnest(CAST(:providers AS INTEGER[])) FROM advanced), '
+    'pruned AS (DELETE FROM placement_provider_changes AS log '
+    'USING advanced WHERE log.shard = advanced.id '
+    'AND log.stamp < advanced.pruned_below '
+    'AND mod(advanced.stamp, CAST(:prune_every AS BIGINT)) = 0) '
+    'SELECT id, stamp FROM advanced'))
 # MySQL has no UPDATE ... RETURNING: the shard is locked and read first,
 # one of this node's only (by its auto_increment_offset, see above), from
 # a given id on.
@@ -171,13 +179,19 @@ def split(changed):
 
 def record(conn):
     """Advance a shard's stamp and log what changed under it; the last
-    statements of a write transaction, just before its commit."""
+    statements of a write transaction, just before its commit (on
+    PostgreSQL one statement, sent with the COMMIT itself)."""
     changed = conn.info.pop(_KEY, None)
     if changed is None:
         changed = {EVERYTHING}
     elif not changed:
         if conn.dialect.name == 'sqlite':
             _mark_own_write(conn, 0)
+        return
+    if conn.dialect.name == 'postgresql':
+        _PG_ADVANCE_AND_LOG.execute(conn, {
+            'providers': sorted(changed), 'keep': KEEP,
+            'prune_every': PRUNE_EVERY}, commit=True)
         return
     shard, stamp = _advance_and_log(conn, sorted(changed))
     if stamp % PRUNE_EVERY == 0 and stamp > KEEP:
@@ -189,19 +203,13 @@ def record(conn):
 
 
 def _advance_and_log(conn, providers):
-    """(shard, stamp): a shard advanced by one and held until commit,
-    with ``providers`` logged under its new stamp.
+    """(shard, stamp) on MySQL and SQLite: a shard advanced by one and
+    held until commit, with ``providers`` logged under its new stamp.
 
     A writer waits, for a shard picked at random, only when every shard
     it may use is held by another transaction, or on a MariaDB before
     10.6 (MySQL before 8.0.1), which cannot skip a held row.
     """
-    if conn.dialect.name == 'postgresql':
-        values = {'providers': providers}
-        row = _PG_LOG_FREE.execute(conn, values).first()
-        if row is None:
-            row = _PG_LOG_WAITING.execute(conn, values).one()
-        return tuple(row)
     shard, stamp = _advance(conn)
     conn.execute(_LOG.insert(), [
         {'shard': shard, 'stamp': stamp, 'provider_id': provider}

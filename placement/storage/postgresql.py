@@ -7,11 +7,13 @@ eight nova's ``PUT .../traits`` made, and of every write's. A session of
 this class, once told ``begin_write``, sends nothing of its own: it is in
 autocommit as far as psycopg2 knows, and its next statement goes as
 ``BEGIN; <statement>``, one message and one round trip (PostgreSQL runs
-both and answers with the statement's result). ``commit`` and
-``rollback``, which SQLAlchemy calls when it ends the transaction (and
-the pool on return), send COMMIT or ROLLBACK themselves when anything
-was sent, and put the session back in psycopg2's own transaction
-handling, which reads and everything else keep using.
+both and answers with the statement's result). The write's last statement
+(the change log's, ``changes.record``) may likewise carry its COMMIT
+(``with_commit``). ``commit`` and ``rollback``, which SQLAlchemy calls
+when it ends the transaction (and the pool on return), send COMMIT or
+ROLLBACK themselves when the transaction is still open on the server,
+and put the session back in psycopg2's own transaction handling, which
+reads and everything else keep using.
 
 ``engine.create_engine`` makes every PostgreSQL connection one of these;
 ``Database.write`` calls ``begin_write``.
@@ -20,6 +22,7 @@ handling, which reads and everything else keep using.
 from psycopg2 import extensions
 
 _BEGIN = 'BEGIN; '
+_COMMIT = '; COMMIT'
 
 
 class Cursor(extensions.cursor):
@@ -48,7 +51,8 @@ class Session(extensions.connection):
     """A psycopg2 connection that can begin a write transaction with its
     first statement (see the module's docstring)."""
 
-    # Whether a write transaction has begun and not ended yet, and
+    # Whether a write transaction has begun and SQLAlchemy has not ended
+    # it yet (its COMMIT may have gone already: ``with_commit``), and
     # whether it has sent nothing yet.
     writing = False
     begin_pending = False
@@ -78,11 +82,12 @@ class Session(extensions.connection):
         return self._end('ROLLBACK')
 
     def _end(self, statement):
-        self.writing = False
-        sent = not self.begin_pending
-        self.begin_pending = False
+        self.writing = self.begin_pending = False
+        # Idle: nothing was sent, or COMMIT went with the last statement
+        # (or failed there, which ended the transaction too).
         try:
-            if sent:
+            if self.info.transaction_status != (
+                    extensions.TRANSACTION_STATUS_IDLE):
                 with extensions.cursor(self) as cursor:
                     cursor.execute(statement)
         finally:
@@ -91,6 +96,17 @@ class Session(extensions.connection):
             if not self.closed and self.info.transaction_status == (
                     extensions.TRANSACTION_STATUS_IDLE):
                 self.autocommit = False
+
+
+def with_commit(conn, sql):
+    """``sql`` (one statement, the last of the write transaction on
+    ``conn``, a SQLAlchemy connection) to be sent with the COMMIT that
+    ends it, in one message, where the session can; else as it is, to be
+    committed as usual. Its result is then the COMMIT's: no rows."""
+    driver = conn.connection.driver_connection
+    if isinstance(driver, Session) and driver.writing:
+        return sql + _COMMIT
+    return sql
 
 
 def connect_args():

@@ -28,6 +28,8 @@ import weakref
 
 from sqlalchemy import exc as sa_exc
 
+from placement.storage import postgresql
+
 LOG = logging.getLogger(__name__)
 
 # PostgreSQL's SQLSTATEs for a prepared statement that is not there
@@ -50,11 +52,15 @@ class Statement:
         self.name = 'placement_%d' % next(_NAMES)
         self._postgresql = None
 
-    def execute(self, conn, params=None):
+    def execute(self, conn, params=None, commit=False):
         """The statement's rows with ``params`` bound, on ``conn``: a
         result with ``keys()``, ``all()``, ``first()``, ``one()``,
         iteration and ``rowcount`` (what an UPDATE or DELETE changed),
-        its rows tuples with the columns' labels as attributes."""
+        its rows tuples with the columns' labels as attributes.
+
+        ``commit``: the statement is its write transaction's last, and
+        goes with the COMMIT where the session can send both in one
+        message (``postgresql.with_commit``; it then reads no rows)."""
         params = params or {}
         if (conn.dialect.name != 'postgresql' or conn.engine in _REFUSED
                 or conn.engine.echo):
@@ -66,7 +72,10 @@ class Statement:
         if self.name not in prepared:
             _run(conn, compiled.prepare, None)
             prepared.add(self.name)
-        return _run(conn, compiled.execute, args)
+        sql = compiled.execute
+        if commit:
+            sql = postgresql.with_commit(conn, sql)
+        return _run(conn, sql, args)
 
     def _compile(self, conn):
         compiled = self.statement.compile(dialect=conn.dialect)

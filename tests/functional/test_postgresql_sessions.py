@@ -1,7 +1,7 @@
 """Write transactions on PostgreSQL begin with their first statement
-(``storage.postgresql``): no BEGIN of their own, yet one transaction,
-atomic and isolated as before, and the session handed back to the pool
-as psycopg2 left it.
+and end with their last (``storage.postgresql``): no BEGIN or COMMIT of
+their own, yet one transaction, atomic and isolated as before, and the
+session handed back to the pool as psycopg2 left it.
 
 Each test runs on a pool of one connection, so that every transaction
 meets the session the one before it used (``one_connection``).
@@ -13,6 +13,7 @@ import pytest
 import sqlalchemy as sa
 from psycopg2 import extensions
 
+from placement.storage import changes
 from placement.storage import engine
 from placement.storage import exceptions
 from placement.storage import prepared
@@ -110,6 +111,69 @@ def test_a_failed_write_leaves_nothing_and_a_clean_session(
     assert 'CUSTOM_LOST' not in _trait_names(db)
     assert _session_state(db) == (
         False, extensions.TRANSACTION_STATUS_IDLE)
+
+
+def _last_sent(db, pid):
+    """The last statement the session of backend ``pid`` received."""
+    with db.engine.connect() as conn:
+        return conn.exec_driver_sql(
+            'SELECT query FROM pg_stat_activity WHERE pid = %s',
+            (pid,)).scalar()
+
+
+def test_a_write_s_commit_goes_with_its_last_statement(
+        one_connection, database_url):
+    db = one_connection
+    observer = engine.Database(engine.create_engine(database_url))
+    start = db.read(changes.current)
+
+    def write(conn):
+        conn.execute(tables.TRAIT.insert().values(name='CUSTOM_KEPT'))
+        changes.touch(conn, 7)
+        return conn.exec_driver_sql('SELECT pg_backend_pid()').scalar()
+    pid = db.write(write)
+    last = _last_sent(observer, pid)
+    assert last.startswith('EXECUTE %s' % changes._PG_ADVANCE_AND_LOG.name)
+    assert last.endswith('; COMMIT')
+    assert 'CUSTOM_KEPT' in _trait_names(observer)
+    assert db.read(changes.current).total == start.total + 1
+    assert _session_state(db) == (
+        False, extensions.TRANSACTION_STATUS_IDLE)
+    observer.dispose()
+
+
+# A trigger refusing the change log's row for provider -7: when the row
+# is inserted (the last statement fails), or at COMMIT (the COMMIT sent
+# with it fails).
+_REFUSE = (
+    "CREATE FUNCTION placement_test_refuse() RETURNS trigger "
+    "LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$",
+    "CREATE %s TRIGGER placement_test_refuse AFTER INSERT ON "
+    "placement_provider_changes %s FOR EACH ROW WHEN "
+    "(NEW.provider_id = -7) EXECUTE FUNCTION placement_test_refuse()")
+
+
+@pytest.mark.parametrize('kind, timing', [
+    ('', ''), ('CONSTRAINT', 'DEFERRABLE INITIALLY DEFERRED')],
+    ids=['last-statement-fails', 'its-commit-fails'])
+def test_a_write_whose_end_fails_leaves_nothing_and_a_clean_session(
+        one_connection, kind, timing):
+    db = one_connection
+    db.write(lambda conn: [conn.exec_driver_sql(sql) for sql in (
+        _REFUSE[0], _REFUSE[1] % (kind, timing))])
+    start = db.read(changes.current)
+
+    def write(conn):
+        conn.execute(tables.TRAIT.insert().values(name='CUSTOM_LOST'))
+        changes.touch(conn, -7)
+    with pytest.raises(sa.exc.DBAPIError, match='refused'):
+        db.write(write)
+    assert 'CUSTOM_LOST' not in _trait_names(db)
+    assert db.read(changes.current) == start
+    assert _session_state(db) == (
+        False, extensions.TRANSACTION_STATUS_IDLE)
+    db.write(lambda conn: changes.touch(conn, 8))
+    assert db.read(changes.current).total == start.total + 1
 
 
 def test_a_first_statement_run_per_row_begins_the_transaction(one_connection):

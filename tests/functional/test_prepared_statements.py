@@ -228,7 +228,7 @@ def test_nova_s_inventory_put_sends_only_prepared_statements(
     assert {row['resource_class']: row['reserved'] for row in stored} == {
         'VCPU': 0, 'MEMORY_MB': 512}
     assert {inventories._CURRENT.name, inventories._UPDATE.name,
-            providers_core._BUMP.name, changes._PG_LOG_FREE.name} <= (
+            providers_core._BUMP.name, changes._PG_ADVANCE_AND_LOG.name} <= (
         _prepared_names(db))
 
 
