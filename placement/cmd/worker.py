@@ -301,7 +301,7 @@ class Worker(gthread.ThreadWorker):
             kept = False
             self.log.exception('Error handling request')
         if not kept:
-            self.method_queue.defer(self._close_gracefully, conn)
+            self.method_queue.defer(self._close, conn, True)
         if close is not None:
             try:
                 close()
@@ -363,10 +363,6 @@ class Worker(gthread.ThreadWorker):
             return False
         return True
 
-    def _close_gracefully(self, conn):
-        self.nr_conns -= 1
-        conn.close(graceful=True)
-
     def _stop_reading(self, conn):
         try:
             self.poller.unregister(conn.sock)
@@ -418,9 +414,9 @@ class Worker(gthread.ThreadWorker):
         self._stop_reading(conn)
         self._close(conn)
 
-    def _close(self, conn):
+    def _close(self, conn, graceful=False):
         self.nr_conns -= 1
-        conn.close()
+        conn.close(graceful=graceful)
 
     def _cap_keepalive(self, deadline):
         deadline = min(deadline, time.monotonic() + _STOP_LINGER)

@@ -138,7 +138,7 @@ def _serve(subject, data=PLAIN):
     kept = conn.sock in subject.poller.registered
     assert kept == (conn in subject.keepalived_conns)
     assert kept != (subject.method_queue.calls == [
-        ('_close_gracefully', (conn,))])
+        ('_close', (conn, True))])
     return kept, conn.sock.sent
 
 
