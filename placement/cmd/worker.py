@@ -28,14 +28,17 @@ gunicorn's threaded worker, with these changes:
   one pass, and its answer goes out in one send, without gunicorn's
   parser and request and response objects (see ``http1``); anything else
   is read by gunicorn as before.
-- **A kept-alive connection put back by its thread.** gunicorn's thread
-  finishes a future whose callback wakes the event loop through a pipe,
-  and the loop puts the connection back on its poller. Here the thread
-  that answered a plain request puts it back itself, and the loop wakes
-  only when the next request arrives: a cheap request's worker CPU went
-  from 490-560 to 410-450 us. The connection is back before what the
-  application leaves for after its answer (the request log line), so a
-  client's next request is read meanwhile.
+- **Threads that wait where requests arrive** (see ``pool``). gunicorn's
+  thread finishes a future whose callback wakes the event loop through a
+  pipe; the loop puts the connection back on its poller, wakes again when
+  the next request arrives and hands it to a thread. Here the thread that
+  answered a plain request arms the kept-alive connection on the pool's
+  epoll itself, and the next request wakes one of the threads, which
+  reads it and, when it is whole and plain (nearly always), answers it:
+  no event loop and no hand-over. Anything else it hands back to the
+  loop, which reads and dispatches it as above. The connection is armed
+  before what the application leaves for after its answer (the request
+  log line), so a client's next request is taken meanwhile.
 - **A heartbeat a second.** gunicorn's arbiter restarts a worker that
   has not touched its heartbeat file for ``timeout`` seconds (120 here);
   gunicorn touches it at every turn of the event loop, a system call per
@@ -55,6 +58,7 @@ import os
 import re
 import selectors
 import socket
+import threading
 import time
 import uuid
 
@@ -66,6 +70,7 @@ from gunicorn.workers import gthread
 from placement import error_codes
 from placement import errors
 from placement.cmd import http1
+from placement.cmd import pool
 
 _RECV_SIZE = 65536
 # Lingering close (see above): how long, how long a silence ends it, and
@@ -102,6 +107,10 @@ def _status_of(exc):
         if isinstance(exc, kind):
             return status
     return 400 if isinstance(exc, http_errors.ParseException) else 500
+
+
+def _nothing():
+    pass
 
 
 def error_response(status, detail):
@@ -189,6 +198,9 @@ class Worker(gthread.ThreadWorker):
         self.arriving = collections.deque()
         # Refused connections whose client may still be sending.
         self.lingering = set()
+        # Kept-alive connections armed on the pool (see _keep), oldest
+        # first; gunicorn's own are in keepalived_conns, on the poller.
+        self.watched_conns = collections.deque()
         self.dropped = memoryview(bytearray(_RECV_SIZE))
         # The constant part of a plain request's environ; None where
         # every request goes through gunicorn (see http1).
@@ -223,10 +235,15 @@ class Worker(gthread.ThreadWorker):
             else:
                 self.tpool.submit(self._serve_plain, conn)
             return
+        self._read_request(conn, conn.parser.unreader.take_buffered()
+                           if conn.parser is not None else b'')
+
+    def _read_request(self, conn, received):
+        """Read the rest of ``conn``'s request (``received`` so far)
+        without a thread, then refuse or dispatch it."""
         # A bytearray: a large body arrives in many reads, and appending
         # to bytes would copy all that came before each time.
-        conn.received = bytearray(conn.parser.unreader.take_buffered()
-                                  if conn.parser is not None else b'')
+        conn.received = bytearray(received)
         conn.continued = False
         conn.sock.setblocking(False)
         conn.read_deadline = time.monotonic() + self.limits.client_timeout
@@ -290,9 +307,38 @@ class Worker(gthread.ThreadWorker):
             return None
         return http1.read(data, head.end, self.cfg.limit_request_fields)
 
+    def get_thread_pool(self):
+        return pool.Pool(self.cfg.threads, self._on_kept_readable)
+
+    def _on_kept_readable(self, conn):
+        """(In a thread) the next request on a connection this worker
+        kept: answered here when it is whole and plain, else handed to
+        the event loop to read and dispatch."""
+        try:
+            self.watched_conns.remove(conn)
+        except ValueError:  # the loop closed it meanwhile (expired)
+            return
+        try:
+            data = conn.sock.recv(_RECV_SIZE)
+        except (BlockingIOError, InterruptedError):
+            self._keep(conn)
+            return
+        except OSError:
+            data = b''
+        if not data:  # the client went away
+            self.method_queue.defer(self._close, conn)
+            return
+        head = _Head(data)
+        if head.complete(data) and not self.limits.problem(data, head):
+            conn.plain = self._read_plain(conn, data, head)
+            if conn.plain is not None:
+                self._serve_plain(conn)
+                return
+        self.method_queue.defer(self._read_request, conn, data)
+
     def _serve_plain(self, conn):
         """Answer a plain request (in a thread), then hand its connection
-        on: back on the poller, or to the loop to close."""
+        on: armed on the pool, or to the loop to close."""
         request, conn.plain = conn.plain, None
         close = None
         try:
@@ -315,7 +361,8 @@ class Worker(gthread.ThreadWorker):
         call to make once the answer is sent."""
         self.nr += 1
         keep_alive = (request.keep_alive and self.alive and self.cfg.keepalive
-                      and len(self.keepalived_conns) < self.max_keepalived)
+                      and len(self.keepalived_conns) + len(self.watched_conns)
+                      < self.max_keepalived)
         if self.nr >= self.max_requests and self.alive:
             self.log.info('Autorestarting worker after current request.')
             self.alive = keep_alive = False
@@ -342,26 +389,44 @@ class Worker(gthread.ThreadWorker):
         return True
 
     def _keep(self, conn):
-        """Put an answered connection back on the poller for its next
-        request, from the thread that answered (see the module's
-        docstring). Safe from a thread: the deque and the poller each
-        change in one step under the GIL, the connection is in the deque
-        before the poller can report it, and epoll watches a descriptor
-        added while the loop waits."""
+        """Arm an answered connection on the pool for its next request,
+        from the thread that answered (see the module's docstring). Safe
+        from threads: ``watched_conns`` (which only this class's code
+        touches) changes in one step under the GIL, whoever removes a
+        connection from it owns it (the thread its request wakes, or the
+        loop expiring it), and the connection is in it before the pool
+        can report it."""
         conn.sock.setblocking(False)
         conn.set_timeout()
-        self.keepalived_conns.append(conn)
+        self.watched_conns.append(conn)
         if not self.alive:
             # After the append: the loop's _cap_keepalive caps it, or this.
             conn.timeout = min(conn.timeout, time.monotonic() + _STOP_LINGER)
         try:
-            self.poller.register(
-                conn.sock, selectors.EVENT_READ,
-                functools.partial(self.on_client_socket_readable, conn))
+            self.tpool.watch(conn)
         except (ValueError, OSError):  # closed: the worker is exiting
-            self.keepalived_conns.remove(conn)
+            self.watched_conns.remove(conn)
             return False
         return True
+
+    def murder_keepalived(self, force=False):
+        """Also close the connections kept on the pool past their time
+        (all of them when ``force``d)."""
+        super().murder_keepalived(force)
+        now = time.monotonic()
+        while self.watched_conns:
+            try:
+                conn = self.watched_conns[0]
+            except IndexError:  # taken by a thread meanwhile
+                break
+            if conn.timeout > now and not force:
+                break
+            try:
+                self.watched_conns.remove(conn)
+            except ValueError:  # taken by a thread meanwhile
+                continue
+            self.tpool.forget(conn)
+            self._close(conn)
 
     def _stop_reading(self, conn):
         try:
@@ -419,10 +484,17 @@ class Worker(gthread.ThreadWorker):
         conn.close(graceful=graceful)
 
     def _cap_keepalive(self, deadline):
+        """(The loop, when the worker starts stopping.) Kept-alive
+        connections close within ``_STOP_LINGER``; the loop is woken then
+        to close those on the pool, which it does not wait for."""
         deadline = min(deadline, time.monotonic() + _STOP_LINGER)
-        # A copy: answering threads append to the deque meanwhile.
-        for conn in list(self.keepalived_conns):
+        # Copies: answering threads change the deque meanwhile.
+        for conn in list(self.keepalived_conns) + list(self.watched_conns):
             conn.timeout = min(conn.timeout, deadline)
+        wake = threading.Timer(_STOP_LINGER, self.method_queue.defer,
+                               (_nothing,))
+        wake.daemon = True
+        wake.start()
 
     def murder_pending(self):
         """Also answer 408 to, and close, requests not complete in time

@@ -2,13 +2,12 @@
 exactly one plain request received, in a configuration gunicorn does not
 have to read per request; answered in one send, with gunicorn's
 keep-alive rules and the JSON 500 when the application fails; the
-connection put back on the poller by the answering thread, before the
+connection armed on the pool by the answering thread, before the
 application's iterable is closed."""
 
 import collections
 import json
 import logging
-import selectors
 import time
 import types
 
@@ -53,24 +52,25 @@ def _worker(app=None, **settings):
     subject.nr = 0
     subject.max_requests = 1000
     subject.keepalived_conns = collections.deque()
+    subject.watched_conns = collections.deque()
     subject.max_keepalived = 10
     subject.log = logging.getLogger(__name__)
-    subject.poller = _Poller()
+    subject.tpool = _Pool()
     subject.method_queue = _Deferred()
     return subject
 
 
-class _Poller:
-    """What is registered, and what the registering saw."""
+class _Pool:
+    """What is armed, and what the arming saw."""
 
     def __init__(self, closed=False):
-        self.registered = {}
+        self.watched = {}
         self.closed = closed
 
-    def register(self, sock, events, data):
+    def watch(self, conn):
         if self.closed:
             raise ValueError('I/O operation on closed epoll object')
-        self.registered[sock] = (events, data, sock.sent, sock.blocking)
+        self.watched[conn.sock] = (conn.sock.sent, conn.sock.blocking)
 
 
 class _Deferred:
@@ -130,13 +130,13 @@ def _app(_env, start_response):
 
 
 def _serve(subject, data=PLAIN):
-    """Serve ``data``: whether the connection was kept (on the poller)
+    """Serve ``data``: whether the connection was kept (on the pool)
     rather than left to the loop to close, and what was sent."""
     conn = _connection(data)
     conn.plain = _read(subject, conn)
     subject._serve_plain(conn)
-    kept = conn.sock in subject.poller.registered
-    assert kept == (conn in subject.keepalived_conns)
+    kept = conn.sock in subject.tpool.watched
+    assert kept == (conn in subject.watched_conns)
     assert kept != (subject.method_queue.calls == [
         ('_close', (conn, True))])
     return kept, conn.sock.sent
@@ -148,23 +148,21 @@ def test_the_answer_goes_in_one_send_and_the_connection_stays():
     assert sent.startswith(b'HTTP/1.1 200 OK\r\n') and sent.endswith(b'{}')
 
 
-def test_the_connection_is_back_on_the_poller_before_the_answer_closes():
+def test_the_connection_is_armed_before_the_answer_closes():
     subject = _worker()
     seen = []
 
     class Answer(list):
         def close(self):
-            seen.append(list(subject.poller.registered.values()))
+            seen.append(list(subject.tpool.watched.values()))
 
     def app(_env, start_response):
         start_response('200 OK', [])
         return Answer([b'{}'])
     subject.wsgi = app
     assert _serve(subject)[0]
-    [[(events, on_readable, sent, blocking)]] = seen
-    assert events == selectors.EVENT_READ and not blocking
-    assert sent.endswith(b'{}')
-    assert on_readable.func == subject.on_client_socket_readable
+    [[(sent, blocking)]] = seen
+    assert not blocking and sent.endswith(b'{}')
 
 
 def test_a_worker_stopping_keeps_a_connection_only_briefly():
@@ -175,11 +173,11 @@ def test_a_worker_stopping_keeps_a_connection_only_briefly():
     assert conn.timeout <= time.monotonic() + worker._STOP_LINGER
 
 
-def test_a_closed_poller_leaves_the_connection_to_close():
+def test_a_closed_pool_leaves_the_connection_to_close():
     subject = _worker(_app)
-    subject.poller = _Poller(closed=True)
+    subject.tpool = _Pool(closed=True)
     assert _serve(subject)[0] is False
-    assert not subject.keepalived_conns
+    assert not subject.watched_conns
 
 
 def test_the_last_request_before_a_restart_closes_the_connection():
@@ -190,9 +188,14 @@ def test_the_last_request_before_a_restart_closes_the_connection():
     assert b'\r\nConnection: close\r\n' in sent
 
 
-def test_no_room_for_another_kept_alive_connection_closes_it():
+@pytest.mark.parametrize('on_pool', [0, 4, 10])
+def test_no_room_for_another_kept_alive_connection_closes_it(on_pool):
+    """Kept-alive connections count wherever they wait: gunicorn's on
+    the poller, this worker's on the pool."""
     subject = _worker(_app)
-    subject.keepalived_conns = [object()] * subject.max_keepalived
+    subject.watched_conns = collections.deque([object()] * on_pool)
+    subject.keepalived_conns = collections.deque(
+        [object()] * (subject.max_keepalived - on_pool))
     assert _serve(subject)[0] is False
 
 
