@@ -113,6 +113,14 @@ def _nothing():
     pass
 
 
+def _has_bytes(sock):
+    """Whether a non-blocking socket has bytes to read (not EOF)."""
+    try:
+        return bool(sock.recv(1, socket.MSG_PEEK))
+    except OSError:
+        return False
+
+
 def error_response(status, detail):
     """A complete HTTP/1.1 answer carrying the OpenStack error document;
     the connection is closed after it. The request's microversion is not
@@ -321,7 +329,8 @@ class Worker(gthread.ThreadWorker):
         try:
             data = conn.sock.recv(_RECV_SIZE)
         except (BlockingIOError, InterruptedError):
-            self._keep(conn)
+            if not self._keep(conn):
+                self.method_queue.defer(self._close, conn)
             return
         except OSError:
             data = b''
@@ -411,7 +420,9 @@ class Worker(gthread.ThreadWorker):
 
     def murder_keepalived(self, force=False):
         """Also close the connections kept on the pool past their time
-        (all of them when ``force``d)."""
+        (all of them when ``force``d). One whose next request arrived
+        while every thread was busy is read and dispatched instead: that
+        request waits for a thread, as one the loop hands over does."""
         super().murder_keepalived(force)
         now = time.monotonic()
         while self.watched_conns:
@@ -426,7 +437,10 @@ class Worker(gthread.ThreadWorker):
             except ValueError:  # taken by a thread meanwhile
                 continue
             self.tpool.forget(conn)
-            self._close(conn)
+            if not force and _has_bytes(conn.sock):
+                self._read_request(conn, b'')
+            else:
+                self._close(conn)
 
     def _stop_reading(self, conn):
         try:

@@ -204,6 +204,21 @@ def test_the_loop_closes_what_expired_on_the_pool(kept):
     assert later.closed and subject.nr_conns == 0
 
 
+def test_an_expired_connection_with_a_request_waiting_is_read_not_closed(
+        kept):
+    """Its request arrived while every thread was busy: the loop reads
+    it (and hands it over as any other), rather than dropping it."""
+    subject, conn, peer = kept
+    subject.arriving = collections.deque()
+    subject.poller = types.SimpleNamespace(
+        register=lambda sock, events, data: None)
+    peer.sendall(b'GET / HTTP/1.1\r\nHost: p\r\n')
+    subject.murder_keepalived()
+    assert not getattr(conn, 'closed', False)
+    assert list(subject.arriving) == [conn] and not subject.watched_conns
+    assert conn.sock.recv(100).startswith(b'GET /')   # nothing consumed
+
+
 def test_a_stopping_worker_caps_both_kinds_and_wakes_its_loop(monkeypatch):
     monkeypatch.setattr(worker, '_STOP_LINGER', 0.05)
     subject = _worker()
