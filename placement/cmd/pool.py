@@ -18,8 +18,9 @@ Here the threads themselves wait on one epoll that holds:
   one event and re-armed by the thread that took a unit, so each unit
   wakes one thread.
 
-Linux wakes one thread per event for threads waiting on one epoll, so
-an idle worker's other threads sleep on.
+Linux wakes the threads waiting on one epoll one at a time, and a
+one-shot event is reported once, so each event wakes one thread and an
+idle worker's other threads sleep on.
 """
 
 import concurrent.futures
