@@ -3,11 +3,14 @@ exactly one plain request received, in a configuration gunicorn does not
 have to read per request; answered in one send, with gunicorn's
 keep-alive rules and the JSON 500 when the application fails; the
 connection armed on the pool by the answering thread, before the
-application's iterable is closed."""
+application's iterable is closed. The next request on it, which wakes a
+thread, is answered there when whole and plain, else handed to the
+event loop; the loop expires what waits too long."""
 
 import collections
 import json
 import logging
+import socket
 import time
 import types
 
@@ -36,6 +39,9 @@ class _Socket:
     def setblocking(self, flag):
         self.blocking = flag
 
+    def getblocking(self):
+        return self.blocking
+
     def gettimeout(self):
         return 0.0
 
@@ -47,9 +53,11 @@ def _worker(app=None, **settings):
         subject.cfg.set(name, value)
     subject.plain_environ = (http1.base_environ(subject.cfg)
                              if subject._plain_possible() else None)
+    subject.limits = worker.Limits(8192, 8192, 100, 30)
     subject.wsgi = app
     subject.alive = True
     subject.nr = 0
+    subject.nr_conns = 1
     subject.max_requests = 1000
     subject.keepalived_conns = collections.deque()
     subject.watched_conns = collections.deque()
@@ -61,16 +69,21 @@ def _worker(app=None, **settings):
 
 
 class _Pool:
-    """What is armed, and what the arming saw."""
+    """What is armed (and what the arming saw), and what forgotten."""
 
     def __init__(self, closed=False):
         self.watched = {}
+        self.forgotten = []
         self.closed = closed
 
     def watch(self, conn):
         if self.closed:
             raise ValueError('I/O operation on closed epoll object')
-        self.watched[conn.sock] = (conn.sock.sent, conn.sock.blocking)
+        self.watched[conn.sock] = (getattr(conn.sock, 'sent', None),
+                                   conn.sock.getblocking())
+
+    def forget(self, conn):
+        self.forgotten.append(conn)
 
 
 class _Deferred:
@@ -86,6 +99,9 @@ class _Deferred:
 class _Connection(types.SimpleNamespace):
     def set_timeout(self):
         self.timeout = time.monotonic() + 1000
+
+    def close(self, graceful=False):
+        self.closed = True
 
 
 def _connection(data, client=('127.0.0.1', 40000)):
@@ -207,3 +223,107 @@ def test_a_failing_application_is_answered_500_in_the_json_format():
     head, _, body = sent.partition(b'\r\n\r\n')
     assert head.startswith(b'HTTP/1.1 500 ')
     assert json.loads(body)['errors'][0]['status'] == 500
+
+
+@pytest.fixture
+def kept():
+    """A connection kept on the pool (a real socket), expired, its peer,
+    and the worker."""
+    ours, peer = socket.socketpair()
+    ours.setblocking(False)
+    conn = _Connection(sock=ours, client=('127.0.0.1', 40000),
+                       server=('127.0.0.1', 8778), timeout=0)
+    subject = _worker(_app)
+    subject.watched_conns.append(conn)
+    yield subject, conn, peer
+    ours.close()
+    peer.close()
+
+
+def _received(peer):
+    peer.settimeout(5)
+    return peer.recv(65536)
+
+
+def test_a_whole_plain_request_is_answered_by_the_thread_it_wakes(kept):
+    subject, conn, peer = kept
+    peer.sendall(b'GET / HTTP/1.1\r\nHost: p\r\n\r\n')
+    subject._on_kept_readable(conn)
+    answer = _received(peer)
+    assert answer.startswith(b'HTTP/1.1 200 OK\r\n')
+    assert answer.endswith(b'{}')
+    assert list(subject.tpool.watched) == [conn.sock]  # armed again
+    assert list(subject.watched_conns) == [conn]
+    assert subject.method_queue.calls == []     # the loop never woke
+
+
+@pytest.mark.parametrize('data', [
+    b'GET / HTTP/1.1\r\nHost: p\r\n',                        # incomplete
+    b'PUT / HTTP/1.1\r\nHost: p\r\nContent-Length: 500\r\n\r\n',  # 413
+    b'GET / HTTP/1.0\r\nHost: p\r\n\r\n',                    # gunicorn's
+], ids=['incomplete', 'too-large', 'not-plain'])
+def test_anything_else_goes_back_to_the_loop_with_what_was_read(kept, data):
+    subject, conn, peer = kept
+    peer.sendall(data)
+    subject._on_kept_readable(conn)
+    assert subject.method_queue.calls == [('_read_request', (conn, data))]
+    assert not subject.watched_conns and not subject.tpool.watched
+
+
+def test_a_client_gone_is_left_to_the_loop_to_close(kept):
+    subject, conn, peer = kept
+    peer.close()
+    subject._on_kept_readable(conn)
+    assert subject.method_queue.calls == [('_close', (conn,))]
+
+
+def test_a_connection_the_loop_expired_meanwhile_is_not_read(kept):
+    subject, conn, peer = kept
+    subject.watched_conns.clear()
+    peer.sendall(b'GET / HTTP/1.1\r\nHost: p\r\n\r\n')
+    subject._on_kept_readable(conn)
+    assert conn.sock.recv(100).startswith(b'GET /')
+    assert subject.method_queue.calls == []
+
+
+def test_the_loop_closes_what_expired_on_the_pool(kept):
+    subject, conn, _peer = kept
+    later = _Connection(timeout=time.monotonic() + 1000)
+    subject.watched_conns.append(later)
+    subject.nr_conns = 2
+    subject.murder_keepalived()
+    assert conn.closed and subject.tpool.forgotten == [conn]
+    assert list(subject.watched_conns) == [later]
+    subject.murder_keepalived(force=True)
+    assert later.closed and subject.nr_conns == 0
+
+
+def test_an_expired_connection_with_a_request_waiting_is_read_not_closed(
+        kept):
+    """Its request arrived while every thread was busy: the loop reads
+    it (and hands it over as any other), rather than dropping it."""
+    subject, conn, peer = kept
+    subject.arriving = collections.deque()
+    subject.poller = types.SimpleNamespace(
+        register=lambda sock, events, data: None)
+    peer.sendall(b'GET / HTTP/1.1\r\nHost: p\r\n')
+    subject.murder_keepalived()
+    assert not getattr(conn, 'closed', False)
+    assert list(subject.arriving) == [conn] and not subject.watched_conns
+    assert conn.sock.recv(100).startswith(b'GET /')   # nothing consumed
+
+
+def test_a_stopping_worker_caps_both_kinds_and_wakes_its_loop(monkeypatch):
+    monkeypatch.setattr(worker, '_STOP_LINGER', 0.05)
+    subject = _worker()
+    on_poller = _Connection(timeout=time.monotonic() + 1000)
+    on_pool = _Connection(timeout=time.monotonic() + 1000)
+    subject.keepalived_conns.append(on_poller)
+    subject.watched_conns.append(on_pool)
+    subject._cap_keepalive(time.monotonic() + 100)
+    assert on_poller.timeout <= time.monotonic() + 0.05
+    assert on_pool.timeout <= time.monotonic() + 0.05
+    deadline = time.monotonic() + 5
+    while not subject.method_queue.calls and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert subject.method_queue.calls == [('_nothing', ())]
