@@ -35,8 +35,10 @@ gunicorn's threaded worker, with these changes:
   answered a plain request arms the kept-alive connection on the pool's
   epoll itself, and the next request wakes one of the threads, which
   reads it and, when it is whole and plain (nearly always), answers it:
-  no event loop and no hand-over. Anything else it hands back to the
-  loop, which reads and dispatches it as above. The connection is armed
+  no event loop and no hand-over. A body sent after its head (http.client
+  and urllib3 write them apart) is awaited for ``BODY_WAIT`` (2 ms) at
+  most. Anything else it hands back to the loop, which reads and
+  dispatches it as above. The connection is armed
   before what the application leaves for after its answer (the request
   log line), so a client's next request is taken meanwhile.
 - **A heartbeat a second.** gunicorn's arbiter restarts a worker that
@@ -56,6 +58,7 @@ import http
 import json
 import os
 import re
+import select
 import selectors
 import socket
 import threading
@@ -83,6 +86,9 @@ LINGER_BYTES = 128 * 1024 * 1024
 _STOP_LINGER = 0.25
 # The least time between two touches of the heartbeat file.
 HEARTBEAT_EVERY = 1.0
+# How long a thread woken by a request's head waits for its body (see
+# _body_following), in seconds.
+BODY_WAIT = 0.002
 _CONTENT_LENGTH = re.compile(rb'\r\ncontent-length[ \t]*:[ \t]*(\d+)', re.I)
 _CHUNKED = re.compile(rb'\r\ntransfer-encoding[ \t]*:[^\r]*chunked', re.I)
 _EXPECT_CONTINUE = re.compile(rb'\r\nexpect[ \t]*:[ \t]*100-continue', re.I)
@@ -111,6 +117,34 @@ def _status_of(exc):
 
 def _nothing():
     pass
+
+
+def _body_following(sock, data, head):
+    """``data`` (a head whole, its body not) with what of the body arrives
+    within ``BODY_WAIT``: http.client and urllib3 send a request's head
+    and body in two writes, and the thread the head woke would otherwise
+    hand the request to the event loop to read the body, which then hands
+    it to another thread. A client that holds its body back costs the
+    thread that long, then the loop reads the rest."""
+    if head.length > _RECV_SIZE:
+        return data
+    waiting = select.poll()
+    waiting.register(sock, select.POLLIN)
+    deadline = time.monotonic() + BODY_WAIT
+    while not head.complete(data):
+        left = deadline - time.monotonic()
+        if left <= 0 or not waiting.poll(left * 1000):
+            break
+        try:
+            more = sock.recv(_RECV_SIZE)
+        except (BlockingIOError, InterruptedError):
+            continue
+        except OSError:
+            break
+        if not more:
+            break
+        data += more
+    return data
 
 
 def _has_bytes(sock):
@@ -338,6 +372,9 @@ class Worker(gthread.ThreadWorker):
             self.method_queue.defer(self._close, conn)
             return
         head = _Head(data)
+        if (head.end >= 0 and not head.chunked and not head.complete(data)
+                and not self.limits.problem(data, head)):
+            data = _body_following(conn.sock, data, head)
         if head.complete(data) and not self.limits.problem(data, head):
             conn.plain = self._read_plain(conn, data, head)
             if conn.plain is not None:

@@ -11,6 +11,7 @@ import collections
 import json
 import logging
 import socket
+import threading
 import time
 import types
 
@@ -268,6 +269,33 @@ def test_anything_else_goes_back_to_the_loop_with_what_was_read(kept, data):
     subject._on_kept_readable(conn)
     assert subject.method_queue.calls == [('_read_request', (conn, data))]
     assert not subject.watched_conns and not subject.tpool.watched
+
+
+PUT_HEAD = (b'PUT / HTTP/1.1\r\nHost: p\r\nContent-Type: application/json'
+            b'\r\nContent-Length: 2\r\n\r\n')
+
+
+def test_a_body_sent_after_its_head_is_awaited_briefly(kept):
+    """http.client and urllib3 send a request's head and body in two
+    writes: the thread the head woke reads the body too and answers."""
+    subject, conn, peer = kept
+    peer.sendall(PUT_HEAD)
+    later = threading.Timer(worker.BODY_WAIT / 4, peer.sendall, (b'{}',))
+    later.start()
+    subject._on_kept_readable(conn)
+    later.join()
+    assert _received(peer).startswith(b'HTTP/1.1 200 OK\r\n')
+    assert subject.method_queue.calls == []
+
+
+def test_a_body_held_back_is_left_to_the_loop(kept):
+    subject, conn, peer = kept
+    peer.sendall(PUT_HEAD + b'{')
+    started = time.monotonic()
+    subject._on_kept_readable(conn)
+    assert time.monotonic() - started >= worker.BODY_WAIT
+    assert subject.method_queue.calls == [
+        ('_read_request', (conn, PUT_HEAD + b'{'))]
 
 
 def test_a_client_gone_is_left_to_the_loop_to_close(kept):
