@@ -38,9 +38,9 @@ gunicorn's threaded worker, with these changes:
   no event loop and no hand-over. A body sent after its head (http.client
   and urllib3 write them apart) is awaited for ``BODY_WAIT`` (2 ms) at
   most. Anything else it hands back to the loop, which reads and
-  dispatches it as above. The connection is armed
-  before what the application leaves for after its answer (the request
-  log line), so a client's next request is taken meanwhile.
+  dispatches it as above. The connection is armed before what the
+  application leaves for after its answer (the request log line), so a
+  client's next request is taken meanwhile.
 - **A heartbeat a second.** gunicorn's arbiter restarts a worker that
   has not touched its heartbeat file for ``timeout`` seconds (120 here);
   gunicorn touches it at every turn of the event loop, a system call per
