@@ -5,8 +5,8 @@ The placement-api parent, which serves the metrics, works them out when
 scraped, at most once every ``[metrics] audit_interval`` seconds: a
 scrape within that time of the last one reads the values it left.  So a
 cloud nobody scrapes costs nothing, and a dozen scrapers cost one audit
-per interval.  The database connections are closed after each audit,
-so that no worker gunicorn forks meanwhile inherits one in use.
+per interval.  An audit runs between forks (``Database.between_forks``):
+no worker is forked while it holds a database connection.
 
 - ``placement_audit_findings{kind}``: the findings of each kind;
 - ``placement_audit_refreshed_timestamp_seconds``: when they were
@@ -39,13 +39,12 @@ class Collector:
             if self.counted is None or (
                     self.clock() - self.counted[0] >= self.interval):
                 try:
-                    body = findings.audit(self.db, findings.Scope())
+                    with self.db.between_forks():
+                        body = findings.audit(self.db, findings.Scope())
                     self.counted = (self.clock(), time.time(),
                                     body['counts'])
                 except Exception:  # noqa: BLE001 - the next scrape retries
                     LOG.exception('placement_audit gauges not refreshed')
-                finally:
-                    self.db.dispose()
             return self.counted and self.counted[1:]
 
     def collect(self):

@@ -5,9 +5,9 @@ The placement-api parent, which serves the metrics, computes them every
 ``[metrics] capacity_interval`` seconds in a thread of its own, from a
 candidate state of its own (``snapshot.State``, refreshed from the
 change log like the workers' ones), and a scrape reads the last result:
-scraping never computes.  The refresh's database connections are closed
-after each round, so that no worker gunicorn forks meanwhile inherits
-one that is in use.
+scraping never computes.  A round runs between forks
+(``Database.between_forks``): no worker is forked while it holds a
+database connection.
 
 - ``placement_capacity{request, root}``: copies the root's tree holds;
 - ``placement_capacity_total{request}``: their sum;
@@ -123,13 +123,12 @@ class Refresher(threading.Thread):
 
     def refresh(self):
         try:
-            self.collector.update(compute(self.db, self.state,
-                                          self.requests))
+            with self.db.between_forks():
+                results = compute(self.db, self.state, self.requests)
+            self.collector.update(results)
         except Exception:  # noqa: BLE001 - the next round tries again
             LOG.exception('placement_capacity gauges not refreshed')
             self.state = snapshot.State()
-        finally:
-            self.db.dispose()
 
     def run(self):
         while True:

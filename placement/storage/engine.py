@@ -19,6 +19,7 @@ import contextlib
 import logging
 import os
 import random
+import threading
 import time
 
 import sqlalchemy as sa
@@ -272,6 +273,14 @@ def _no_connection_free():
         'No database connection became free in time.')
 
 
+# Held by database work in a thread of a process that forks meanwhile
+# (``Database.between_forks``); a fork made with os.fork waits for it.
+_NO_FORK = threading.Lock()
+os.register_at_fork(before=_NO_FORK.acquire,
+                    after_in_parent=_NO_FORK.release,
+                    after_in_child=_NO_FORK.release)
+
+
 class Database:
     """One engine and the transaction discipline around it.
 
@@ -443,3 +452,25 @@ class Database:
 
     def dispose(self):
         self.engine.dispose()
+
+    @contextlib.contextmanager
+    def between_forks(self):
+        """A block of database work in a thread of a process that forks
+        while it runs (placement-api's parent refreshes its gauges while
+        it starts workers): no fork is made during the block, and the
+        block ends by closing its connections.
+
+        A child forked while a connection was in use frees its copy of
+        the thread's objects and so closes that connection, and may copy
+        a lock the driver held at that instant.  On SQLite that broke the
+        database file's locks: writes one worker had committed were lost
+        to the other worker and then to everyone (2 tests of 130 under
+        load), or a worker hung at its first statement.  The fork hook
+        works wherever os.fork does the fork (``placement-api``; uwsgi
+        forks in C, but it runs no such threads).
+        """
+        with _NO_FORK:
+            try:
+                yield
+            finally:
+                self.dispose()

@@ -27,13 +27,17 @@ def _provider(port, name, traits=(), **inventory):
     status, body = request(port, 'POST', '/resource_providers',
                            {'name': name})
     assert status == 200
-    request(port, 'PUT', '/resource_providers/%s/inventories' % body['uuid'],
-            {'resource_provider_generation': 0,
-             'inventories': {rc: {'total': total}
-                             for rc, total in inventory.items()}})
+    status, answer = request(
+        port, 'PUT', '/resource_providers/%s/inventories' % body['uuid'],
+        {'resource_provider_generation': 0,
+         'inventories': {rc: {'total': total}
+                         for rc, total in inventory.items()}})
+    assert status == 200, answer
     if traits:
-        request(port, 'PUT', '/resource_providers/%s/traits' % body['uuid'],
-                {'resource_provider_generation': 1, 'traits': list(traits)})
+        status, answer = request(
+            port, 'PUT', '/resource_providers/%s/traits' % body['uuid'],
+            {'resource_provider_generation': 1, 'traits': list(traits)})
+        assert status == 200, answer
     return body['uuid']
 
 

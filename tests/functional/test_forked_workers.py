@@ -3,15 +3,22 @@
 pooled connection, no lock, no candidate state.
 
 Forked here with ``os.fork``; no ``os.register_at_fork`` hook is relied on
-(uwsgi forks from C and calls none), so this stands for every server.
+(uwsgi forks from C and calls none), so this stands for every server;
+except by the parent's own database work in threads of its own
+(``Database.between_forks``), which only placement-api's parent does.
 """
 
 import os
 import signal
+import threading
+import time
 
 import pytest
+import sqlalchemy as sa
 
 from placement.candidates import snapshot
+from placement.storage import engine
+from placement.storage import tables
 
 # What identifies the server session a connection is, per backend.
 _SESSION_ID = {'postgresql': 'SELECT pg_backend_pid()',
@@ -20,8 +27,13 @@ _SESSION_ID = {'postgresql': 'SELECT pg_backend_pid()',
 
 def _in_child(work, timeout=20):
     """Run ``work()`` in a forked child; its return value (a short text)
-    or the exception it raised, as text.  The child never returns into
-    pytest: it writes its answer to a pipe and exits."""
+    or the exception it raised, as text."""
+    return _answer(*_fork(work, timeout))
+
+
+def _fork(work, timeout):
+    """(pid, pipe) of a child running ``work()``.  The child never
+    returns into pytest: it writes its answer to the pipe and exits."""
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:   # the child
@@ -35,6 +47,11 @@ def _in_child(work, timeout=20):
         os.write(write_end, answer.encode())
         os._exit(0)
     os.close(write_end)
+    return pid, read_end
+
+
+def _answer(pid, read_end):
+    """What the child ``_fork`` made answered (empty: it was killed)."""
     with os.fdopen(read_end, 'rb') as pipe:
         answer = pipe.read().decode()
     os.waitpid(pid, 0)
@@ -89,3 +106,72 @@ def test_a_forked_worker_reads_its_own_candidate_state(db, client):
             return '%s,%d' % (child is parent, len(state.providers))
     answer = _in_child(providers_seen)
     assert answer == 'ok:False,1', answer
+
+
+def test_a_fork_waits_for_database_work_between_forks(db):
+    """The fork is made after the block, whose connection is then closed:
+    the child inherits none in use."""
+    inside, ended = threading.Event(), threading.Event()
+
+    def work(conn):
+        inside.set()
+        time.sleep(0.3)
+        return conn.scalar(sa.select(sa.func.count()).select_from(
+            tables.resource_providers))
+
+    def gauges():
+        with db.between_forks():
+            db.read(work)
+        ended.set()
+
+    thread = threading.Thread(target=gauges)
+    thread.start()
+    inside.wait()
+    answer = _in_child(lambda: db.engine.pool.checkedout())
+    assert ended.is_set()
+    thread.join()
+    assert answer == 'ok:0', answer
+
+
+@pytest.mark.backends('sqlite')
+def test_workers_forked_while_the_parent_reads_lose_no_write(
+        database_url):
+    """placement-api's parent refreshes its gauges in a thread while it
+    forks workers.  Each worker here writes a row and keeps its
+    connection open, as a worker's pool does; every row must be in the
+    database afterwards, seen by a connection opened then.  A fork in the
+    middle of a read of the parent's broke the SQLite file's locks: a
+    worker hung, or its committed rows were lost to everyone else."""
+    parent = engine.Database(engine.create_engine(database_url))
+    stop = threading.Event()
+
+    def gauges():
+        while not stop.is_set():
+            with parent.between_forks():
+                parent.read(lambda conn: conn.scalar(sa.text(
+                    'SELECT COUNT(*) FROM traits')))
+
+    def worker(number):
+        own = engine.Database(engine.create_engine(database_url))
+        own.write(lambda conn: conn.execute(tables.traits.insert().values(
+            name='CUSTOM_FORKED_%d' % number)))
+        time.sleep(1)   # its connection open while the next ones fork
+        return number
+
+    thread = threading.Thread(target=gauges)
+    thread.start()
+    try:
+        children = []
+        for number in range(20):
+            children.append(_fork(lambda: worker(number), 15))
+            time.sleep(0.02)
+        answers = [_answer(*child) for child in children]
+    finally:
+        stop.set()
+        thread.join()
+    assert answers == ['ok:%d' % number for number in range(20)]
+    fresh = engine.Database(engine.create_engine(database_url))
+    assert fresh.read(lambda conn: conn.scalar(sa.text(
+        "SELECT COUNT(*) FROM traits WHERE name LIKE 'CUSTOM_FORKED_%'")
+    )) == 20
+    fresh.dispose()
