@@ -38,7 +38,7 @@ class DatabaseHealthcheck(pluginbase.HealthcheckBaseExtension):
 
     def __init__(self, oslo_conf, conf):
         super().__init__(oslo_conf, conf)
-        url = sa.engine.make_url(engine.build_url(oslo_conf))
+        url = engine.parse_url(engine.build_url(oslo_conf))
         connect_args = {}
         if url.get_backend_name() in ('postgresql', 'mysql'):
             connect_args['connect_timeout'] = _CONNECT_TIMEOUT

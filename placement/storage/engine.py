@@ -92,6 +92,20 @@ def build_url(conf):
     return url
 
 
+# The driver a URL naming none gets, by backend.  SQLAlchemy 2.1 made
+# psycopg (3) the default for postgresql://, which upstream deployments
+# (SQLAlchemy 2.0) write meaning psycopg2, the driver installed here.
+_DEFAULT_DRIVERS = {'postgresql': 'postgresql+psycopg2'}
+
+
+def parse_url(url):
+    """The SQLAlchemy URL ``url`` names, with this service's driver where
+    it names none."""
+    url = sa.engine.make_url(url)
+    return url.set(drivername=_DEFAULT_DRIVERS.get(url.drivername,
+                                                   url.drivername))
+
+
 def transient_cause(error):
     """Why ``error`` is worth retrying the transaction for (a short name
     for logs and metrics), or None when it is not.
@@ -220,7 +234,7 @@ def create_engine(url, *, pool_size=5, max_overflow=50, pool_timeout=30,
     ``Database.run`` retries on a fresh one; pinging first would cost a
     round trip on every request to save that rare retry.
     """
-    url = sa.engine.make_url(url)
+    url = parse_url(url)
     if url.get_backend_name() == 'sqlite':
         engine = sa.create_engine(url, echo=echo)
         _configure_sqlite(engine, sqlite_synchronous)

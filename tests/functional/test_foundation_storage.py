@@ -219,6 +219,23 @@ def test_connection_parameters_are_appended(conf):
         'postgresql+psycopg2://u@h/placement?application_name=x')
 
 
+def test_a_postgresql_url_naming_no_driver_uses_psycopg2(
+        backend, database_url):
+    """``postgresql://`` means psycopg2, as it did for upstream under
+    SQLAlchemy 2.0 (2.1 would pick psycopg 3, which is not installed)."""
+    if backend != 'postgresql':
+        pytest.skip('a PostgreSQL URL')
+    bare = database_url.replace('postgresql+psycopg2://', 'postgresql://')
+    assert bare.startswith('postgresql://')
+    db = engine.Database(engine.create_engine(bare))
+    try:
+        assert db.engine.dialect.driver == 'psycopg2'
+        assert db.read(lambda conn: conn.exec_driver_sql(
+            'SELECT 1').scalar()) == 1
+    finally:
+        db.dispose()
+
+
 @pytest.fixture
 def postgres_db(backend, db):
     if backend != 'postgresql':
