@@ -145,6 +145,31 @@ _PROVIDER_AND_CURRENT = prepared.Statement(
                    == INV.c.resource_class_id))
     .where(RP.c.uuid == sa.bindparam('uuid'))
     .order_by(INV.c.resource_class_id))
+# On PostgreSQL the same statement also bumps the generation, when it is
+# still the one the client sent, in a CTE (this write always bumps, and
+# a PUT refused later rolls back): a round trip fewer for nova's PUT.
+# The rows are as of the statement's start; ``bumped`` is None when the
+# bump found the provider at another generation by then.
+_BUMPED = (RP.update()
+           .where(RP.c.uuid == sa.bindparam('uuid'),
+                  RP.c.generation == sa.bindparam('expected'))
+           .values(generation=RP.c.generation + 1,
+                   updated_at=sa.bindparam('now'))
+           .returning(RP.c.id, RP.c.generation)
+           .cte('bumped'))
+_PG_BUMP_AND_CURRENT = prepared.Statement(
+    sa.select(RP.c.id.label('provider_id'),
+              RP.c.generation.label('provider_generation'),
+              _BUMPED.c.generation.label('bumped'),
+              *_with_held(_HELD_BY_UUID))
+    .select_from(RP.outerjoin(_BUMPED, _BUMPED.c.id == RP.c.id)
+                 .outerjoin(INV_WITH_CLASS,
+                            INV.c.resource_provider_id == RP.c.id)
+                 .outerjoin(_HELD_BY_UUID,
+                            _HELD_BY_UUID.c.resource_class_id
+                            == INV.c.resource_class_id))
+    .where(RP.c.uuid == sa.bindparam('uuid'))
+    .order_by(INV.c.resource_class_id))
 
 
 def _current(conn, provider_id):
@@ -170,6 +195,7 @@ def _provider_and_current(conn, uuid):
 def _record_of(row):
     record = row._asdict()
     del record['provider_id'], record['provider_generation']
+    record.pop('bumped', None)
     return record
 
 
@@ -313,13 +339,36 @@ def replace_all_at(conn, uuid, generation, records):
     ``generation`` (GenerationConflict if not; NotFound if there is no
     such provider), reading the provider and its records in one
     statement."""
+    if conn.dialect.name == 'postgresql':
+        return _bumped_and_replaced(conn, uuid, generation, records)
     provider, current = _provider_and_current(conn, uuid)
     if provider['generation'] != generation:
         raise GenerationConflict('resource provider generation conflict')
     return _replace_all(conn, provider, current, records)
 
 
-def _replace_all(conn, provider, current, records):
+def _bumped_and_replaced(conn, uuid, generation, records):
+    """``replace_all_at`` on PostgreSQL, with ``_PG_BUMP_AND_CURRENT``:
+    the errors are the same as when the bump comes later."""
+    rows = _PG_BUMP_AND_CURRENT.execute(conn, {
+        'uuid': uuid, 'expected': generation,
+        'now': tables.utcnow()}).all()
+    if not rows:
+        raise providers_core.not_found(uuid)
+    if rows[0].provider_generation != generation:
+        raise GenerationConflict('resource provider generation conflict')
+    if rows[0].bumped is None:  # changed since the statement began
+        raise exceptions.ConcurrentUpdate(
+            'resource provider generation conflict')
+    provider = {'id': rows[0].provider_id, 'uuid': uuid,
+                'generation': generation}
+    providers_core.bumped(conn, provider['id'])
+    current = {row.resource_class_id: _record_of(row)
+               for row in rows if row.resource_class_id is not None}
+    return _replace_all(conn, provider, current, records, bumped=True)
+
+
+def _replace_all(conn, provider, current, records, bumped=False):
     ids = _ids(conn, current, list(records))
     wanted = {ids[name]: name for name in records}
     removed = [class_id for class_id in current if class_id not in wanted]
@@ -328,7 +377,8 @@ def _replace_all(conn, provider, current, records):
         _excess(name, current[class_id], records[name])
         for class_id, name in wanted.items() if class_id in current)
         if excess]
-    generation = _bump(conn, provider)
+    generation = (provider['generation'] + 1 if bumped
+                  else _bump(conn, provider))
     if removed:
         conn.execute(INV.delete().where(
             INV.c.resource_provider_id == provider['id'],
