@@ -338,7 +338,7 @@ def replace_all_at(conn, uuid, generation, records):
     """``replace_all`` on the provider ``uuid`` if it is at
     ``generation`` (GenerationConflict if not; NotFound if there is no
     such provider), reading the provider and its records in one
-    statement."""
+    statement (on PostgreSQL the one that bumps the generation too)."""
     if conn.dialect.name == 'postgresql':
         return _bumped_and_replaced(conn, uuid, generation, records)
     provider, current = _provider_and_current(conn, uuid)
