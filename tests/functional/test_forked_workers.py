@@ -109,8 +109,8 @@ def test_a_forked_worker_reads_its_own_candidate_state(db, client):
 
 
 def test_a_fork_waits_for_database_work_between_forks(db):
-    """The fork is made after the block, whose connection is then closed:
-    the child inherits none in use."""
+    """The fork is made once the block has ended and closed its
+    connections; the child then reads with connections of its own."""
     inside, ended = threading.Event(), threading.Event()
 
     def work(conn):
@@ -122,15 +122,15 @@ def test_a_fork_waits_for_database_work_between_forks(db):
     def gauges():
         with db.between_forks():
             db.read(work)
-        ended.set()
+            ended.set()
 
     thread = threading.Thread(target=gauges)
     thread.start()
     inside.wait()
-    answer = _in_child(lambda: db.engine.pool.checkedout())
-    assert ended.is_set()
+    answer = _in_child(lambda: (ended.is_set(), db.read(work)))
     thread.join()
-    assert answer == 'ok:0', answer
+    assert answer == 'ok:(True, 0)', answer
+    assert db.engine.pool.checkedin() == 0
 
 
 @pytest.mark.backends('sqlite')
@@ -169,9 +169,12 @@ def test_workers_forked_while_the_parent_reads_lose_no_write(
     finally:
         stop.set()
         thread.join()
+        parent.dispose()
     assert answers == ['ok:%d' % number for number in range(20)]
     fresh = engine.Database(engine.create_engine(database_url))
-    assert fresh.read(lambda conn: conn.scalar(sa.text(
-        "SELECT COUNT(*) FROM traits WHERE name LIKE 'CUSTOM_FORKED_%'")
-    )) == 20
-    fresh.dispose()
+    try:
+        assert fresh.read(lambda conn: conn.scalar(sa.text(
+            "SELECT COUNT(*) FROM traits "
+            "WHERE name LIKE 'CUSTOM_FORKED_%'"))) == 20
+    finally:
+        fresh.dispose()
