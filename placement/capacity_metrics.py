@@ -5,9 +5,9 @@ The placement-api parent, which serves the metrics, computes them every
 ``[metrics] capacity_interval`` seconds in a thread of its own, from a
 candidate state of its own (``snapshot.State``, refreshed from the
 change log like the workers' ones), and a scrape reads the last result:
-scraping never computes.  A round runs between forks
+scraping never computes.  A round reads the database between forks
 (``Database.between_forks``): no worker is forked while it holds a
-database connection.
+connection.
 
 - ``placement_capacity{request, root}``: copies the root's tree holds;
 - ``placement_capacity_total{request}``: their sum;
@@ -95,11 +95,10 @@ class Collector:
             value=computed)
 
 
-def compute(db, state, requests):
-    """{name: capacity body} for every named request, from ``state``
-    brought up to date first; a request naming a class or trait that
-    does not exist (yet) is left out, with a warning."""
-    db.read(state.refresh)
+def compute(state, requests):
+    """{name: capacity body} for every named request, from ``state``; a
+    request naming a class or trait that does not exist (yet) is left
+    out, with a warning."""
     results = {}
     for name, request in requests:
         try:
@@ -123,9 +122,11 @@ class Refresher(threading.Thread):
 
     def refresh(self):
         try:
+            # Only the read holds off forks: the count may take seconds
+            # in a large cloud, and a worker's fork would wait for it.
             with self.db.between_forks():
-                results = compute(self.db, self.state, self.requests)
-            self.collector.update(results)
+                self.db.read(self.state.refresh)
+            self.collector.update(compute(self.state, self.requests))
         except Exception:  # noqa: BLE001 - the next round tries again
             LOG.exception('placement_capacity gauges not refreshed')
             self.state = snapshot.State()
