@@ -157,6 +157,9 @@ _BUMPED = (RP.update()
                    updated_at=sa.bindparam('now'))
            .returning(RP.c.id, RP.c.generation)
            .cte('bumped'))
+# What the generation column (INTEGER) holds: a client's generation
+# outside it matches no provider, and is no statement's parameter.
+_GENERATIONS = (-2 ** 31, 2 ** 31 - 1)
 _PG_BUMP_AND_CURRENT = prepared.Statement(
     sa.select(RP.c.id.label('provider_id'),
               RP.c.generation.label('provider_generation'),
@@ -339,7 +342,8 @@ def replace_all_at(conn, uuid, generation, records):
     ``generation`` (GenerationConflict if not; NotFound if there is no
     such provider), reading the provider and its records in one
     statement (on PostgreSQL the one that bumps the generation too)."""
-    if conn.dialect.name == 'postgresql':
+    if conn.dialect.name == 'postgresql' and (
+            _GENERATIONS[0] <= generation <= _GENERATIONS[1]):
         return _bumped_and_replaced(conn, uuid, generation, records)
     provider, current = _provider_and_current(conn, uuid)
     if provider['generation'] != generation:

@@ -384,6 +384,17 @@ def test_put_all_generation_mismatch_is_409(client):
     assert _inventories(client, rp) == {}
 
 
+@pytest.mark.parametrize('generation', [2 ** 31, -2 ** 31 - 1, 2 ** 70])
+def test_put_all_generation_no_column_holds_is_409(client, generation):
+    """A generation past the column's range cannot match the provider's
+    (PostgreSQL refused it as a statement's parameter)."""
+    rp = _provider(client)
+    resp = _put_all(client, rp, {'VCPU': {'total': 1}},
+                    generation=generation, status=409)
+    assert _error(resp)['code'] == CONCURRENT
+    assert _inventories(client, rp) == {}
+
+
 def test_put_all_generation_mismatch_detail_is_upstreams(client):
     rp = _provider(client)
     resp = _put_all(client, rp, {'VCPU': {'total': 1}}, generation=99,
