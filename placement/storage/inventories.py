@@ -17,6 +17,7 @@ import math
 import sqlalchemy as sa
 
 from placement import error_codes
+from placement.storage import changes
 from placement.storage import exceptions
 from placement.storage import prepared
 from placement.storage import providers_core
@@ -157,9 +158,6 @@ _BUMPED = (RP.update()
                    updated_at=sa.bindparam('now'))
            .returning(RP.c.id, RP.c.generation)
            .cte('bumped'))
-# What the generation column (INTEGER) holds: a client's generation
-# outside it matches no provider, and is no statement's parameter.
-_GENERATIONS = (-2 ** 31, 2 ** 31 - 1)
 _PG_BUMP_AND_CURRENT = prepared.Statement(
     sa.select(RP.c.id.label('provider_id'),
               RP.c.generation.label('provider_generation'),
@@ -186,7 +184,13 @@ def _current(conn, provider_id):
 def _provider_and_current(conn, uuid):
     """(the provider ``uuid`` with its id and generation, ``_current`` of
     it); NotFound names the uuid."""
-    rows = _PROVIDER_AND_CURRENT.execute(conn, {'uuid': uuid}).all()
+    return _split(uuid, _PROVIDER_AND_CURRENT.execute(
+        conn, {'uuid': uuid}).all())
+
+
+def _split(uuid, rows):
+    """``_provider_and_current`` of the rows its statement (or
+    ``_PG_BUMP_AND_CURRENT``) read."""
     if not rows:
         raise providers_core.not_found(uuid)
     provider = {'id': rows[0].provider_id, 'uuid': uuid,
@@ -337,6 +341,11 @@ def replace_all(conn, provider, records):
                         records)
 
 
+# What the generation column (INTEGER) holds: a client's generation
+# outside it matches no provider, and is no statement's parameter.
+_GENERATIONS = (-2 ** 31, 2 ** 31 - 1)
+
+
 def replace_all_at(conn, uuid, generation, records):
     """``replace_all`` on the provider ``uuid`` if it is at
     ``generation`` (GenerationConflict if not; NotFound if there is no
@@ -357,18 +366,13 @@ def _bumped_and_replaced(conn, uuid, generation, records):
     rows = _PG_BUMP_AND_CURRENT.execute(conn, {
         'uuid': uuid, 'expected': generation,
         'now': tables.utcnow()}).all()
-    if not rows:
-        raise providers_core.not_found(uuid)
-    if rows[0].provider_generation != generation:
+    provider, current = _split(uuid, rows)
+    if provider['generation'] != generation:
         raise GenerationConflict('resource provider generation conflict')
     if rows[0].bumped is None:  # changed since the statement began
         raise exceptions.ConcurrentUpdate(
             'resource provider generation conflict')
-    provider = {'id': rows[0].provider_id, 'uuid': uuid,
-                'generation': generation}
-    providers_core.bumped(conn, provider['id'])
-    current = {row.resource_class_id: _record_of(row)
-               for row in rows if row.resource_class_id is not None}
+    changes.touch(conn, provider['id'])
     return _replace_all(conn, provider, current, records, bumped=True)
 
 

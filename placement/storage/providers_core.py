@@ -97,14 +97,8 @@ def increment_generation(conn, provider_id, expected_generation):
     if result.rowcount != 1:
         raise exceptions.ConcurrentUpdate(
             'resource provider generation conflict')
-    bumped(conn, provider_id)
-    return expected_generation + 1
-
-
-def bumped(conn, provider_id):
-    """The provider's generation was bumped on ``conn`` (by this module's
-    statement or one of a caller's own): the change log names it."""
     changes.touch(conn, provider_id)
+    return expected_generation + 1
 
 
 # -- conditions every provider filter shares --------------------------------

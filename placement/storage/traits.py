@@ -160,7 +160,7 @@ def _replace(conn, provider, current, trait_ids):
             'now': tables.utcnow()}).one()[0]
         if not bumped:
             raise _concurrent_update()
-        providers_core.bumped(conn, provider['id'])
+        changes.touch(conn, provider['id'])
         return provider['generation'] + 1
     try:
         generation = providers_core.increment_generation(
