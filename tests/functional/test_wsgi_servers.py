@@ -29,6 +29,7 @@ _LOG_LINE = re.compile(r' (\d+) INFO placement\.requestlog '
                        r'\[(\S+) (req-[0-9a-f-]{36}) ')
 CLIENTS = 4
 ROUNDS = 12
+BATCHES = 10
 
 
 @pytest.fixture(scope='module', params=wsgi_servers.KINDS)
@@ -90,28 +91,41 @@ def _client(port, provider, rounds):
     return pairs
 
 
-def test_a_write_through_one_worker_is_in_the_next_answer_of_another(
-        served):
-    kind, port, log_path = served
+def _batch(kind, port, batch):
+    """CLIENTS providers written and read concurrently, one client each:
+    [(write id, read id)]."""
     providers = []
     for number in range(CLIENTS):
         status, _, body = exchange(port, 'POST', '/resource_providers',
-                                {'name': '%s-cn%d' % (kind, number)})
+                                {'name': '%s-%d-cn%d' % (kind, batch, number)})
         assert status == 200, body
         providers.append(body['uuid'])
     with concurrent.futures.ThreadPoolExecutor(CLIENTS) as pool:
-        pairs = [pair for pairs in pool.map(
+        return [pair for pairs in pool.map(
             lambda rp: _client(port, rp, ROUNDS), providers)
             for pair in pairs]
-    served_by = _served_by(log_path, [request_id for pair in pairs
-                                      for request_id in pair])
-    workers = {served_by[request_id][0] for pair in pairs
-               for request_id in pair}
-    crossed = [pair for pair in pairs
-               if served_by[pair[0]][0] != served_by[pair[1]][0]]
+
+
+def test_a_write_through_one_worker_is_in_the_next_answer_of_another(
+        served):
+    """Every answer is exact (checked in _client).  Which worker accepts a
+    connection is the kernel's or the server's choice, and a busy machine
+    may hand one worker a whole batch; so batches go on, up to a bound,
+    until both workers have answered and some read came from another
+    worker than the write it had to see."""
+    kind, port, log_path = served
+    workers, crossed = set(), []
+    for batch in range(BATCHES):
+        pairs = _batch(kind, port, batch)
+        served_by = _served_by(log_path, [request_id for pair in pairs
+                                          for request_id in pair])
+        workers |= {served_by[request_id][0] for pair in pairs
+                    for request_id in pair}
+        crossed += [pair for pair in pairs
+                    if served_by[pair[0]][0] != served_by[pair[1]][0]]
+        if len(workers) == wsgi_servers.WORKERS and crossed:
+            break
     assert len(workers) == wsgi_servers.WORKERS, workers
-    # Every answer was exact (checked in _client); these show that some
-    # of them came from another worker than the write they had to see.
     assert crossed, 'every read was answered by the writing worker'
 
 
