@@ -50,8 +50,20 @@ def load_json(raw):
                           parse_float=_finite_float)
     except RecursionError:
         raise ValueError('nested more than %d levels deep' % MAX_JSON_DEPTH)
-    _check_tree(data)
+    if not _plainly_fine(raw):
+        _check_tree(data)
     return data
+
+
+def _plainly_fine(raw):
+    """Whether ``raw`` can be seen, without walking what it decoded to,
+    to hold nothing ``_check_tree`` refuses (nova's small PUTs): it is
+    UTF-8 (UTF-16 or 32 has NUL bytes), and so can carry NUL or a lone
+    surrogate only as a ``\\u`` escape or, for a surrogate, as bytes
+    led by 0xED (which the decoder lets through); and it has no more
+    brackets than the depth allowed, counting any inside strings."""
+    return (b'\\u' not in raw and b'\xed' not in raw and b'\x00' not in raw
+            and raw.count(b'[') + raw.count(b'{') <= MAX_JSON_DEPTH)
 
 
 def _check_tree(data):

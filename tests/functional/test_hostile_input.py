@@ -58,6 +58,22 @@ def test_unstorable_strings_in_bodies_are_a_400(client, name, problem):
     assert problem in _detail(_post_raw(client, '/resource_providers', raw))
 
 
+@pytest.mark.parametrize('raw, problem', [
+    ('{"name": "x\ud800"}'.encode('utf-8', 'surrogatepass'),
+     'lone UTF-16 surrogate (U+D800)'),
+    ('{"name": "a\\u0000b"}'.encode('utf-16'), 'NUL character'),
+    ('{"name": "\\udfffx"}'.encode('utf-32'),
+     'lone UTF-16 surrogate (U+DFFF)'),
+], ids=['surrogate-as-utf8-bytes', 'nul-escaped-in-utf16',
+        'surrogate-escaped-in-utf32'])
+def test_unstorable_strings_not_escaped_or_not_in_utf8_are_a_400(
+        client, raw, problem):
+    """The decoder takes UTF-16 and UTF-32 too, and a surrogate's UTF-8
+    bytes as they are."""
+    assert problem in _detail(_post_raw(client, '/resource_providers', raw))
+    _no_providers(client)
+
+
 @pytest.mark.parametrize('number', [b'NaN', b'Infinity', b'-Infinity',
                                     b'1e400', b'9' * 5000])
 def test_numbers_no_column_holds_are_a_400(client, number):
