@@ -267,10 +267,13 @@ _UPDATE = prepared.Statement(
 
 
 def _update(conn, provider_id, class_id, record):
+    """Every write goes on to the change log's statement, which on
+    PostgreSQL carries this one (nothing of it is read): a round trip
+    fewer for nova's PUT, which changes one class."""
     _UPDATE.execute(conn, {
         'provider': provider_id, 'class_id': class_id,
         'now': tables.utcnow(),
-        **{'new_' + field: record[field] for field in FIELDS}})
+        **{'new_' + field: record[field] for field in FIELDS}}, defer=True)
 
 
 def _changed(current, record):

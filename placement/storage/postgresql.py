@@ -9,7 +9,9 @@ autocommit as far as psycopg2 knows, and its next statement goes as
 ``BEGIN; <statement>``, one message and one round trip (PostgreSQL runs
 both and answers with the statement's result). The write's last statement
 (the change log's, ``changes.record``) may likewise carry its COMMIT
-(``with_commit``). ``commit`` and ``rollback``, which SQLAlchemy calls
+(``with_commit``), and a statement whose result the write does not read
+may wait to go with the next one (``defer``). ``commit`` and
+``rollback``, which SQLAlchemy calls
 when it ends the transaction (and the pool on return), send COMMIT or
 ROLLBACK themselves when the transaction is still open on the server,
 and put the session back in psycopg2's own transaction handling, which
@@ -23,10 +25,12 @@ from psycopg2 import extensions
 
 _BEGIN = 'BEGIN; '
 _COMMIT = '; COMMIT'
+_THEN = '; '
 
 
 class Cursor(extensions.cursor):
-    """Sends the pending BEGIN with the first statement."""
+    """Sends the pending BEGIN, or the deferred statements, with the
+    next statement."""
 
     def execute(self, query, vars=None):
         session = self.connection
@@ -37,6 +41,15 @@ class Cursor(extensions.cursor):
                          else _BEGIN) + query
             else:   # DECLARE ... CURSOR takes no second statement
                 session.begin_alone()
+        elif session.deferred:
+            # Joined to a statement with values in order, as theirs are
+            # (prepared ones); ahead of any other, alone.
+            if (self.name is None and isinstance(query, str)
+                    and isinstance(vars, tuple)):
+                sql, args = session.take_deferred()
+                query, vars = sql + _THEN + query, args + vars
+            else:
+                session.send_deferred()
         return super().execute(query, vars)
 
     def executemany(self, query, vars_list):
@@ -44,6 +57,8 @@ class Cursor(extensions.cursor):
         if session.begin_pending:   # run once per row: BEGIN goes alone
             session.begin_pending = False
             session.begin_alone()
+        elif session.deferred:
+            session.send_deferred()
         return super().executemany(query, vars_list)
 
 
@@ -60,6 +75,8 @@ class Session(extensions.connection):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.cursor_factory = Cursor
+        # (statement, its values as a tuple) to go with the next one.
+        self.deferred = []
 
     def begin_write(self):
         """The next statement begins a transaction that lasts until
@@ -70,6 +87,16 @@ class Session(extensions.connection):
     def begin_alone(self):
         with extensions.cursor(self) as cursor:
             cursor.execute('BEGIN')
+
+    def take_deferred(self):
+        """The deferred statements as one: (text, values)."""
+        deferred, self.deferred = self.deferred, []
+        return (_THEN.join(sql for sql, _ in deferred),
+                sum((args for _, args in deferred), ()))
+
+    def send_deferred(self):
+        with extensions.cursor(self) as cursor:
+            cursor.execute(*self.take_deferred())
 
     def commit(self):
         if not self.writing:
@@ -83,19 +110,52 @@ class Session(extensions.connection):
 
     def _end(self, statement):
         self.writing = self.begin_pending = False
+        ending = statement == 'COMMIT' and self.deferred
+        sql, args = self.take_deferred()
         # Idle: nothing was sent, or COMMIT went with the last statement
         # (or failed there, which ended the transaction too).
         try:
             if self.info.transaction_status != (
                     extensions.TRANSACTION_STATUS_IDLE):
                 with extensions.cursor(self) as cursor:
-                    cursor.execute(statement)
+                    if ending:
+                        _send_or_roll_back(cursor, sql + _COMMIT, args)
+                    else:
+                        cursor.execute(statement)
         finally:
             # A COMMIT that failed ended the transaction too; a session
             # that lost its server is discarded by SQLAlchemy.
             if not self.closed and self.info.transaction_status == (
                     extensions.TRANSACTION_STATUS_IDLE):
                 self.autocommit = False
+
+
+def _send_or_roll_back(cursor, sql, args):
+    """``sql`` with ``args`` on ``cursor``; if it fails before its COMMIT,
+    the transaction it failed in is rolled back (a failed statement ends
+    none)."""
+    try:
+        cursor.execute(sql, args)
+    except Exception:
+        if cursor.connection.info.transaction_status == (
+                extensions.TRANSACTION_STATUS_INERROR):
+            cursor.execute('ROLLBACK')
+        raise
+
+
+def defer(conn, sql, args):
+    """Whether ``sql`` with ``args`` (one statement of a write
+    transaction on ``conn``, a SQLAlchemy connection, whose result is
+    not read) waits to go with the transaction's next statement, or its
+    COMMIT, in one message; if not (no session here can), the caller
+    runs it now.  A failure of it is then raised by that next statement.
+    """
+    driver = conn.connection.driver_connection
+    if not (isinstance(driver, Session) and driver.writing
+            and not driver.begin_pending):
+        return False
+    driver.deferred.append((sql, tuple(args)))
+    return True
 
 
 def with_commit(conn, sql):

@@ -52,7 +52,7 @@ class Statement:
         self.name = 'placement_%d' % next(_NAMES)
         self._postgresql = None
 
-    def execute(self, conn, params=None, commit=False):
+    def execute(self, conn, params=None, commit=False, defer=False):
         """The statement's rows with ``params`` bound, on ``conn``: a
         result with ``keys()``, ``all()``, ``first()``, ``one()``,
         iteration and ``rowcount`` (what an UPDATE or DELETE changed),
@@ -60,7 +60,11 @@ class Statement:
 
         ``commit``: the statement is its write transaction's last, and
         goes with the COMMIT where the session can send both in one
-        message (``postgresql.with_commit``; it then reads no rows)."""
+        message (``postgresql.with_commit``; it then reads no rows).
+
+        ``defer``: the caller reads no result, so on PostgreSQL the
+        statement may go with its transaction's next one
+        (``postgresql.defer``; then None is returned)."""
         params = params or {}
         if (conn.dialect.name != 'postgresql' or conn.engine in _REFUSED
                 or conn.engine.echo):
@@ -75,6 +79,8 @@ class Statement:
         sql = compiled.execute
         if commit:
             sql = postgresql.with_commit(conn, sql)
+        elif defer and postgresql.defer(conn, sql, args):
+            return None
         return _run(conn, sql, args)
 
     def _compile(self, conn):

@@ -188,3 +188,103 @@ def test_a_first_statement_run_per_row_begins_the_transaction(one_connection):
 
     assert db.write(write)
     assert set(names) <= _trait_names(db)
+
+
+# An insert whose result nobody reads, run deferred; and whether the
+# trait was added by the message the question came in (statements in one
+# message share their statement_timestamp()).
+_ADD_TRAIT = prepared.Statement(sa.text(
+    'INSERT INTO traits (name, created_at) '
+    'VALUES (:name, statement_timestamp())'))
+_ADDED_IN_THIS_MESSAGE = prepared.Statement(sa.text(
+    'SELECT created_at = statement_timestamp() FROM traits '
+    'WHERE name = :name'))
+
+
+def test_a_deferred_statement_goes_with_the_next_one(
+        one_connection, database_url):
+    db = one_connection
+    observer = engine.Database(engine.create_engine(database_url))
+    name = "CUSTOM_PERCENT_%s_'QUOTED'"
+    db.write(changes.touch, 7)      # the change log's statement prepared
+
+    def write(conn):
+        pid = conn.exec_driver_sql('SELECT pg_backend_pid()').scalar()
+        _ADDED_IN_THIS_MESSAGE.execute(conn, {'name': name})  # prepared
+        assert _ADD_TRAIT.execute(conn, {'name': name}, defer=True) is None
+        carried = _ADDED_IN_THIS_MESSAGE.execute(
+            conn, {'name': name}).one()[0]
+        # A statement of another kind (values by name) lets it go first.
+        _ADD_TRAIT.execute(conn, {'name': 'CUSTOM_ALONE'}, defer=True)
+        seen = conn.execute(sa.select(sa.func.count()).where(
+            tables.TRAIT.c.name == 'CUSTOM_ALONE')).scalar()
+        _ADD_TRAIT.execute(conn, {'name': 'CUSTOM_WITH_LOG'}, defer=True)
+        changes.touch(conn, 7)
+        return pid, carried, seen
+    pid, carried, seen = db.write(write)
+    assert carried is True and seen == 1
+    # The change log's statement carried the second, and the COMMIT.
+    last = _last_sent(observer, pid)
+    assert last.startswith('EXECUTE %s' % _ADD_TRAIT.name), last
+    assert ('; EXECUTE %s' % changes._PG_ADVANCE_AND_LOG.name) in last
+    assert last.endswith('; COMMIT')
+    assert {name, 'CUSTOM_ALONE', 'CUSTOM_WITH_LOG'} <= _trait_names(
+        observer)
+    assert _session_state(db) == (
+        False, extensions.TRANSACTION_STATUS_IDLE)
+    observer.dispose()
+
+
+def test_a_deferred_statement_with_nothing_after_it_goes_with_the_commit(
+        one_connection):
+    db = one_connection
+
+    def write(conn):
+        _ADD_TRAIT.execute(conn, {'name': 'CUSTOM_AT_COMMIT'}, defer=True)
+        changes.touch(conn)     # nothing logged: no statement follows
+    db.write(write)
+    assert 'CUSTOM_AT_COMMIT' in _trait_names(db)
+    assert _session_state(db) == (
+        False, extensions.TRANSACTION_STATUS_IDLE)
+
+
+@pytest.mark.parametrize('logged', [True, False],
+                         ids=['fails-with-the-next', 'fails-at-commit'])
+def test_a_deferred_statement_that_fails_leaves_nothing_and_a_clean_session(
+        one_connection, logged):
+    db = one_connection
+    db.write(lambda conn: conn.execute(
+        tables.TRAIT.insert().values(name='CUSTOM_TWICE')))
+    start = db.read(changes.current)
+
+    def write(conn):
+        conn.execute(tables.TRAIT.insert().values(name='CUSTOM_LOST'))
+        _ADD_TRAIT.execute(conn, {'name': 'CUSTOM_TWICE'}, defer=True)
+        if logged:
+            changes.touch(conn, 7)
+        else:
+            changes.touch(conn)
+    with pytest.raises(sa.exc.IntegrityError):
+        db.write(write)
+    assert 'CUSTOM_LOST' not in _trait_names(db)
+    assert db.read(changes.current) == start
+    assert _session_state(db) == (
+        False, extensions.TRANSACTION_STATUS_IDLE)
+    db.write(lambda conn: changes.touch(conn, 8))
+    assert db.read(changes.current).total == start.total + 1
+
+
+def test_a_rolled_back_write_drops_what_it_deferred(one_connection):
+    db = one_connection
+
+    def write(conn):
+        _ADD_TRAIT.execute(conn, {'name': 'CUSTOM_DROPPED'}, defer=True)
+        raise exceptions.InvalidInput('changed my mind')
+    with pytest.raises(exceptions.InvalidInput):
+        db.write(write)
+    db.write(lambda conn: conn.execute(
+        tables.TRAIT.insert().values(name='CUSTOM_NEXT')))
+    names = _trait_names(db)
+    assert 'CUSTOM_NEXT' in names and 'CUSTOM_DROPPED' not in names
+    assert _session_state(db) == (
+        False, extensions.TRANSACTION_STATUS_IDLE)

@@ -16,6 +16,7 @@ from placement.storage import allocations
 from placement.storage import changes
 from placement.storage import exceptions
 from placement.storage import inventories
+from placement.storage import postgresql
 from placement.storage import prepared
 from placement.storage import providers_core
 from placement.storage import tables
@@ -208,11 +209,16 @@ def _provider(db, uuid):
 
 
 def test_nova_s_inventory_put_sends_only_prepared_statements(
-        one_connection, host, sql_sent_unprepared):
+        one_connection, host, sql_sent_unprepared, monkeypatch):
     """The PUT every nova-compute sends when its host changes (the whole
     inventory, one value new) is six statements, all prepared: the
-    provider's classes come with its records, not from a lookup."""
+    provider's classes come with its records, not from a lookup; its
+    UPDATE goes with the change log's statement."""
     db = one_connection
+    deferred = []
+    defer = postgresql.defer
+    monkeypatch.setattr(postgresql, 'defer', lambda conn, sql, args: (
+        deferred.append(sql) or defer(conn, sql, args)))
     records = {name: dict(record, reserved=0)
                for name, record in db.read(
                    lambda conn: {
@@ -224,6 +230,8 @@ def test_nova_s_inventory_put_sends_only_prepared_statements(
     records['MEMORY_MB']['reserved'] = 512
     db.write(inventories.replace_all, _provider(db, host), records)
     assert sql_sent_unprepared == []
+    assert [sql.split()[1] for sql in deferred] == [
+        inventories._UPDATE.name]
     _, stored = db.read(inventories.for_provider_uuid, host)
     assert {row['resource_class']: row['reserved'] for row in stored} == {
         'VCPU': 0, 'MEMORY_MB': 512}
