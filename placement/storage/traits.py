@@ -101,16 +101,22 @@ _OF_PROVIDER = prepared.Statement(
     .order_by(TRAIT.c.id))
 
 
-def _provider_traits_and_lacking(names_match):
+def _provider_traits_and_lacking(names_match, lock):
     """The statement reading the provider ``uuid`` (a row, ``lacking``
     false, with each of its traits or with none), and the traits
-    ``names_match`` selects that it does not have (``lacking`` true)."""
-    owned = (sa.select(RP.c.id.label('provider_id'), RP.c.generation,
-                       *_COLUMNS, sa.false().label('lacking'))
-             .select_from(RP.outerjoin(
-                 RP_TRAIT, RP_TRAIT.c.resource_provider_id == RP.c.id)
-                 .outerjoin(TRAIT, TRAIT.c.id == RP_TRAIT.c.trait_id))
-             .where(RP.c.uuid == sa.bindparam('uuid')))
+    ``names_match`` selects that it does not have (``lacking`` true).
+    ``lock``: the provider's row is locked until the transaction ends."""
+    provider = sa.select(RP.c.id, RP.c.generation).where(
+        RP.c.uuid == sa.bindparam('uuid'))
+    if lock:
+        provider = provider.with_for_update()
+    provider = provider.subquery('provider')
+    owned = (sa.select(provider.c.id.label('provider_id'),
+                       provider.c.generation, *_COLUMNS,
+                       sa.false().label('lacking'))
+             .select_from(provider.outerjoin(
+                 RP_TRAIT, RP_TRAIT.c.resource_provider_id == provider.c.id)
+                 .outerjoin(TRAIT, TRAIT.c.id == RP_TRAIT.c.trait_id)))
     its_traits = (sa.select(RP_TRAIT.c.trait_id)
                   .join(RP, RP.c.id == RP_TRAIT.c.resource_provider_id)
                   .where(RP.c.uuid == sa.bindparam('uuid')))
@@ -121,15 +127,17 @@ def _provider_traits_and_lacking(names_match):
     return prepared.Statement(sa.union_all(owned, lacking))
 
 
-# A PUT of a provider's traits reads the provider, its traits and those
+# A write of a provider's traits reads the provider, its traits and those
 # named that it lacks in one statement (prepared: nova's resource
 # trackers send it, with all the provider's traits and one more or
-# less).  PostgreSQL takes the names as one array.
+# less).  PostgreSQL takes the names as one array, and locks the
+# provider's row at once, so that the generation read is the one the
+# change will bump (``_replace``).
 _PROVIDER_AND_TRAITS = _provider_traits_and_lacking(
-    TRAIT.c.name.in_(sa.bindparam('names', expanding=True)))
+    TRAIT.c.name.in_(sa.bindparam('names', expanding=True)), lock=False)
 _PG_PROVIDER_AND_TRAITS = _provider_traits_and_lacking(
     TRAIT.c.name == sa.func.any(sa.cast(
-        sa.bindparam('names'), sa.ARRAY(sa.String))))
+        sa.bindparam('names'), sa.ARRAY(sa.String))), lock=True)
 
 
 def _provider_and_traits(conn, uuid, names):
@@ -166,12 +174,16 @@ def provider_traits(conn, uuid):
 
 
 def _replace(conn, provider, current, trait_ids):
-    """Make the provider's traits (``current``, as ``_traits_of`` read
-    them) exactly ``trait_ids``.
+    """Make the provider's traits (``current``, as
+    ``_provider_and_traits`` read them) exactly ``trait_ids``.
 
     The generation is bumped only when the set changes, and first, so
     that a concurrent writer fails on the generation rather than on a
-    duplicate row.  Returns the provider's generation afterwards.
+    duplicate row.  On PostgreSQL the provider's row was locked when it
+    was read (``_provider_and_traits``), so no other writer can have
+    bumped it since: the change goes with the change log's statement,
+    unread (``prepared.Statement``'s ``defer``).  Returns the provider's
+    generation afterwards.
     """
     existing = {t['id'] for t in current}
     to_add = set(trait_ids) - existing
@@ -180,12 +192,10 @@ def _replace(conn, provider, current, trait_ids):
         changes.touch(conn)
         return provider['generation']
     if conn.dialect.name == 'postgresql':
-        bumped = _PG_BUMP_AND_SET.execute(conn, {
+        _PG_BUMP_AND_SET.execute(conn, {
             'provider': provider['id'], 'expected': provider['generation'],
             'remove': sorted(to_delete), 'add': sorted(to_add),
-            'now': tables.utcnow()}).one()[0]
-        if not bumped:
-            raise _concurrent_update()
+            'now': tables.utcnow()}, defer=True)
         changes.touch(conn, provider['id'])
         return provider['generation'] + 1
     try:
@@ -211,9 +221,9 @@ def _concurrent_update():
         'Please retry your update')
 
 
-# On PostgreSQL a PUT's generation bump, removals and additions are one
+# On PostgreSQL a write's generation bump, removals and additions are one
 # prepared statement, each list of trait ids one array; the rows change
-# only if the bump did (1 bumped, else 0: another writer got there).
+# only if the bump did.
 _PG_BUMP_AND_SET = prepared.Statement(sa.text(
     'WITH bumped AS (UPDATE resource_providers '
     'SET generation = CAST(:expected AS INTEGER) + 1, '
@@ -254,5 +264,5 @@ def set_provider_traits(conn, uuid, names, generation):
 
 def clear_provider_traits(conn, uuid):
     """Remove every trait from the provider."""
-    provider = providers_core.get_by_uuid(conn, uuid)
-    _replace(conn, provider, _traits_of(conn, provider['id']), [])
+    provider, current, _ = _provider_and_traits(conn, uuid, [])
+    _replace(conn, provider, current, [])

@@ -7,6 +7,7 @@ the session the one before it prepared statements in.
 """
 
 import logging
+import threading
 import uuid as uuidlib
 
 import pytest
@@ -14,6 +15,7 @@ import sqlalchemy as sa
 
 from placement.storage import allocations
 from placement.storage import changes
+from placement.storage import engine
 from placement.storage import exceptions
 from placement.storage import inventories
 from placement.storage import postgresql
@@ -309,22 +311,48 @@ def test_a_traits_put_that_drops_or_adds_one_reads_only_what_is_new(
             'COMPUTE_STATUS_DISABLED'], generation - 1)
 
 
-def test_a_traits_write_that_lost_the_race_changes_nothing(
-        one_connection, host):
-    """The bump and the rows are one statement on PostgreSQL: at another
-    generation than the one read, no row changes."""
-    db = one_connection
-    provider = _provider(db, host)
-    trait = db.read(traits.get_by_name, 'COMPUTE_NODE')
-    raced = dict(provider, generation=provider['generation'] + 1)
-    with pytest.raises(exceptions.ConcurrentUpdate):
-        db.write(traits._replace, raced, [], [trait['id']])
-    assert db.read(traits.provider_traits, host)[1] == []
-    assert _provider(db, host)['generation'] == provider['generation']
-    db.write(traits._replace, provider, [], [trait['id']])
-    assert [t['name'] for t in db.read(
+def test_a_traits_write_waits_for_another_writer_then_sees_its_generation(
+        one_connection, host, database_url):
+    """The read locks the provider's row (so the change can go unread
+    with the change log): a second writer at the same generation waits
+    for the first to commit, then is refused, and changes nothing."""
+    first = one_connection
+    second = engine.Database(engine.create_engine(database_url))
+    generation = _provider(first, host)['generation']
+    holding, release = threading.Event(), threading.Event()
+    outcome = []
+
+    def held_write(conn):
+        answer = traits.set_provider_traits(conn, host, ['COMPUTE_NODE'],
+                                            generation)
+        holding.set()
+        assert release.wait(30)
+        return answer
+
+    def second_write():
+        try:
+            second.write(traits.set_provider_traits, host,
+                         ['HW_CPU_X86_SSE42'], generation)
+        except exceptions.ConcurrentUpdate as error:
+            outcome.append(error)
+
+    holder = threading.Thread(target=first.write, args=(held_write,))
+    holder.start()
+    waiter = threading.Thread(target=second_write)
+    try:
+        assert holding.wait(30)
+        waiter.start()
+        waiter.join(1)
+        assert waiter.is_alive()        # waiting for the row
+    finally:
+        release.set()
+        holder.join(30)
+        waiter.join(30)
+        second.dispose()
+    assert len(outcome) == 1
+    assert [t['name'] for t in first.read(
         traits.provider_traits, host)[1]] == ['COMPUTE_NODE']
-    assert _provider(db, host)['generation'] == provider['generation'] + 1
+    assert _provider(first, host)['generation'] == generation + 1
 
 
 def test_the_freshness_check_is_prepared_and_gives_up_a_lost_one(
