@@ -161,12 +161,19 @@ def test_a_write_whose_end_fails_leaves_nothing_and_a_clean_session(
     db = one_connection
     db.write(lambda conn: [conn.exec_driver_sql(sql) for sql in (
         _REFUSE[0], _REFUSE[1] % (kind, timing))])
-    start = db.read(changes.current)
 
     def write(conn):
         conn.execute(tables.TRAIT.insert().values(name='CUSTOM_LOST'))
         changes.touch(conn, -7)
-    with pytest.raises(sa.exc.DBAPIError, match='refused'):
+    _fails_leaving_nothing(db, write, sa.exc.DBAPIError, match='refused')
+
+
+def _fails_leaving_nothing(db, write, error, match=None):
+    """``write`` raises ``error``, and leaves neither its trait
+    CUSTOM_LOST nor a change logged, and a session the next write logs
+    on."""
+    start = db.read(changes.current)
+    with pytest.raises(error, match=match):
         db.write(write)
     assert 'CUSTOM_LOST' not in _trait_names(db)
     assert db.read(changes.current) == start
@@ -255,7 +262,6 @@ def test_a_deferred_statement_that_fails_leaves_nothing_and_a_clean_session(
     db = one_connection
     db.write(lambda conn: conn.execute(
         tables.TRAIT.insert().values(name='CUSTOM_TWICE')))
-    start = db.read(changes.current)
 
     def write(conn):
         conn.execute(tables.TRAIT.insert().values(name='CUSTOM_LOST'))
@@ -264,14 +270,7 @@ def test_a_deferred_statement_that_fails_leaves_nothing_and_a_clean_session(
             changes.touch(conn, 7)
         else:
             changes.touch(conn)
-    with pytest.raises(sa.exc.IntegrityError):
-        db.write(write)
-    assert 'CUSTOM_LOST' not in _trait_names(db)
-    assert db.read(changes.current) == start
-    assert _session_state(db) == (
-        False, extensions.TRANSACTION_STATUS_IDLE)
-    db.write(lambda conn: changes.touch(conn, 8))
-    assert db.read(changes.current).total == start.total + 1
+    _fails_leaving_nothing(db, write, sa.exc.IntegrityError)
 
 
 def test_a_rolled_back_write_drops_what_it_deferred(one_connection):
