@@ -11,11 +11,11 @@ both and answers with the statement's result). The write's last statement
 (the change log's, ``changes.record``) may likewise carry its COMMIT
 (``with_commit``), and a statement whose result the write does not read
 may wait to go with the next one (``defer``). ``commit`` and
-``rollback``, which SQLAlchemy calls
-when it ends the transaction (and the pool on return), send COMMIT or
-ROLLBACK themselves when the transaction is still open on the server,
-and put the session back in psycopg2's own transaction handling, which
-reads and everything else keep using.
+``rollback``, which SQLAlchemy calls when it ends the transaction (and
+the pool on return), send COMMIT or ROLLBACK themselves when the
+transaction is still open on the server, and put the session back in
+psycopg2's own transaction handling, which reads and everything else
+keep using.
 
 ``engine.create_engine`` makes every PostgreSQL connection one of these;
 ``Database.write`` calls ``begin_write``.
@@ -172,4 +172,3 @@ def with_commit(conn, sql):
 def connect_args():
     """What ``create_engine`` gives psycopg2's ``connect``."""
     return {'connection_factory': Session}
-

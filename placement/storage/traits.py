@@ -238,6 +238,8 @@ _PG_BUMP_AND_SET = prepared.Statement(sa.text(
     'SELECT id, unnest(CAST(:add AS INTEGER[])), CAST(:now AS TIMESTAMP) '
     'FROM bumped) '
     'SELECT count(*) FROM bumped'))
+
+
 def set_provider_traits(conn, uuid, names, generation):
     """Replace the provider's traits with ``names``.
 
