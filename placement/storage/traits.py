@@ -99,67 +99,49 @@ _OF_PROVIDER = prepared.Statement(
     .select_from(TRAIT.join(RP_TRAIT, RP_TRAIT.c.trait_id == TRAIT.c.id))
     .where(RP_TRAIT.c.resource_provider_id == sa.bindparam('provider'))
     .order_by(TRAIT.c.id))
+_NAMED = (sa.select(*_COLUMNS)
+          .where(TRAIT.c.name.in_(sa.bindparam('names', expanding=True)))
+          .order_by(TRAIT.c.id))
 
 
-def _provider_traits_and_lacking(names_match, lock):
-    """The statement reading the provider ``uuid`` (a row, ``lacking``
-    false, with each of its traits or with none), and the traits
-    ``names_match`` selects that it does not have (``lacking`` true).
-    ``lock``: the provider's row is locked until the transaction ends."""
-    provider = sa.select(RP.c.id, RP.c.generation).where(
-        RP.c.uuid == sa.bindparam('uuid'))
+def _provider_and_traits_statement(lock):
+    """The provider ``uuid`` and its traits, one row per trait (or one
+    with none); ``lock``: the provider's row is locked until the
+    transaction ends."""
+    statement = (
+        sa.select(RP.c.id.label('provider_id'), RP.c.generation, *_COLUMNS)
+        .select_from(RP.outerjoin(
+            RP_TRAIT, RP_TRAIT.c.resource_provider_id == RP.c.id)
+            .outerjoin(TRAIT, TRAIT.c.id == RP_TRAIT.c.trait_id))
+        .where(RP.c.uuid == sa.bindparam('uuid'))
+        .order_by(TRAIT.c.id))
     if lock:
-        provider = provider.with_for_update()
-    provider = provider.subquery('provider')
-    owned = (sa.select(provider.c.id.label('provider_id'),
-                       provider.c.generation, *_COLUMNS,
-                       sa.false().label('lacking'))
-             .select_from(provider.outerjoin(
-                 RP_TRAIT, RP_TRAIT.c.resource_provider_id == provider.c.id)
-                 .outerjoin(TRAIT, TRAIT.c.id == RP_TRAIT.c.trait_id)))
-    its_traits = (sa.select(RP_TRAIT.c.trait_id)
-                  .join(RP, RP.c.id == RP_TRAIT.c.resource_provider_id)
-                  .where(RP.c.uuid == sa.bindparam('uuid')))
-    lacking = (sa.select(sa.cast(sa.null(), sa.Integer),
-                         sa.cast(sa.null(), sa.Integer),
-                         *_COLUMNS, sa.true())
-               .where(names_match, TRAIT.c.id.not_in(its_traits)))
-    return prepared.Statement(sa.union_all(owned, lacking))
+        statement = statement.with_for_update(of=RP)
+    return prepared.Statement(statement)
 
 
-# A write of a provider's traits reads the provider, its traits and those
-# named that it lacks in one statement (prepared: nova's resource
-# trackers send it, with all the provider's traits and one more or
-# less).  PostgreSQL takes the names as one array, and locks the
-# provider's row at once, so that the generation read is the one the
-# change will bump (``_replace``).
-_PROVIDER_AND_TRAITS = _provider_traits_and_lacking(
-    TRAIT.c.name.in_(sa.bindparam('names', expanding=True)), lock=False)
-_PG_PROVIDER_AND_TRAITS = _provider_traits_and_lacking(
-    TRAIT.c.name == sa.func.any(sa.cast(
-        sa.bindparam('names'), sa.ARRAY(sa.String))), lock=True)
+# A write of a provider's traits reads the provider and its traits in
+# one statement (prepared: nova's resource trackers send it), and looks
+# up only the names the provider does not have (``_named``).  On
+# PostgreSQL that read locks the provider's row, so that the generation
+# read is the one the change will bump (``_replace``).
+_PROVIDER_AND_TRAITS = _provider_and_traits_statement(lock=False)
+_PG_PROVIDER_AND_TRAITS = _provider_and_traits_statement(lock=True)
 
 
-def _provider_and_traits(conn, uuid, names):
-    """(the provider's id and generation, its traits as dicts, the
-    traits of ``names`` it lacks as dicts); NotFound names the uuid."""
+def _provider_and_traits(conn, uuid):
+    """(the provider's id and generation, its traits as dicts); NotFound
+    names the uuid."""
     statement = (_PG_PROVIDER_AND_TRAITS
                  if conn.dialect.name == 'postgresql'
                  else _PROVIDER_AND_TRAITS)
-    rows = statement.execute(conn, {'uuid': uuid, 'names': names}).all()
-    owned = [row for row in rows if not row.lacking]
-    if not owned:
+    rows = statement.execute(conn, {'uuid': uuid}).all()
+    if not rows:
         raise providers_core.not_found(uuid)
-    provider = {'id': owned[0].provider_id, 'generation': owned[0].generation}
-    return (provider,
-            _trait_dicts(row for row in owned if row.id is not None),
-            _trait_dicts(row for row in rows if row.lacking))
-
-
-def _trait_dicts(rows):
-    """The traits of ``_provider_traits_and_lacking``'s rows."""
-    columns = [column.name for column in _COLUMNS]
-    return [dict(zip(columns, row[2:2 + len(columns)])) for row in rows]
+    provider = {'id': rows[0].provider_id, 'generation': rows[0].generation}
+    names = [column.name for column in _COLUMNS]
+    return provider, [dict(zip(names, row[2:]))
+                      for row in rows if row.id is not None]
 
 
 def _traits_of(conn, provider_id):
@@ -238,6 +220,19 @@ _PG_BUMP_AND_SET = prepared.Statement(sa.text(
     'SELECT id, unnest(CAST(:add AS INTEGER[])), CAST(:now AS TIMESTAMP) '
     'FROM bumped) '
     'SELECT count(*) FROM bumped'))
+# The names a PUT adds, looked up on PostgreSQL as one array.
+_PG_NAMED = prepared.Statement(
+    sa.select(*_COLUMNS)
+    .where(TRAIT.c.name == sa.func.any(sa.cast(
+        sa.bindparam('names'), sa.ARRAY(sa.String))))
+    .order_by(TRAIT.c.id))
+
+
+def _named(conn, names):
+    if conn.dialect.name == 'postgresql':
+        return [row._asdict()
+                for row in _PG_NAMED.execute(conn, {'names': names})]
+    return _as_dicts(conn.execute(_NAMED, {'names': names}))
 
 
 def set_provider_traits(conn, uuid, names, generation):
@@ -247,14 +242,18 @@ def set_provider_traits(conn, uuid, names, generation):
     ConcurrentUpdate.  Unknown names are InvalidInput.  Returns (the
     provider's traits as dicts, its new generation).
     """
-    wanted = dict.fromkeys(names)
-    provider, current, lacking = _provider_and_traits(conn, uuid,
-                                                      list(wanted))
+    provider, current = _provider_and_traits(conn, uuid)
     if provider['generation'] != generation:
         raise exceptions.ConcurrentUpdate(
             "Resource provider's generation already changed. Please update "
             "the generation and try again.")
-    found = {t['name']: t for t in current + lacking if t['name'] in wanted}
+    wanted = dict.fromkeys(names)
+    # The provider's own traits need no lookup: nova sends them all back
+    # with one added or removed.
+    found = {t['name']: t for t in current if t['name'] in wanted}
+    unread = sorted(name for name in wanted if name not in found)
+    if unread:
+        found.update((t['name'], t) for t in _named(conn, unread))
     missing = [name for name in wanted if name not in found]
     if missing:
         raise exceptions.InvalidInput('No such trait %s' % ', '.join(missing))
@@ -266,5 +265,5 @@ def set_provider_traits(conn, uuid, names, generation):
 
 def clear_provider_traits(conn, uuid):
     """Remove every trait from the provider."""
-    provider, current, _ = _provider_and_traits(conn, uuid, [])
+    provider, current = _provider_and_traits(conn, uuid)
     _replace(conn, provider, current, [])

@@ -266,40 +266,32 @@ def test_an_inventory_put_naming_a_new_class_looks_it_up(
 def test_a_traits_put_that_drops_or_adds_one_reads_only_what_is_new(
         one_connection, host, sql_sent_unprepared, monkeypatch):
     """nova's toggle of COMPUTE_STATUS_DISABLED sends only prepared
-    statements: one read (the provider, its traits and the names it
-    lacks, which adding that one reads and removing it does not), the
-    change, the change log."""
+    statements: the provider and its traits, a lookup of the one name
+    when adding it (none when removing it), the change with the change
+    log."""
     db = one_connection
-    run, read_lacking = [], []
-    execute, read = prepared.Statement.execute, traits._provider_and_traits
+    run = []
+    execute = prepared.Statement.execute
 
     def noted_execute(statement, *args, **kwargs):
         run.append(statement.name)
         return execute(statement, *args, **kwargs)
-
-    def noted_read(*args):
-        answer = read(*args)
-        read_lacking.append([trait['name'] for trait in answer[2]])
-        return answer
     monkeypatch.setattr(prepared.Statement, 'execute', noted_execute)
-    monkeypatch.setattr(traits, '_provider_and_traits', noted_read)
     base = ['COMPUTE_NODE', 'HW_CPU_X86_SSE42']
     generation = _provider(db, host)['generation']
-    statements = [traits._PG_PROVIDER_AND_TRAITS.name,
-                  traits._PG_BUMP_AND_SET.name,
-                  changes._PG_ADVANCE_AND_LOG.name]
-    for names, new in ((base, base),
-                       (base + ['COMPUTE_STATUS_DISABLED'],
-                        ['COMPUTE_STATUS_DISABLED']),
-                       (base, [])):
+    read, lookup, change = (traits._PG_PROVIDER_AND_TRAITS.name,
+                            traits._PG_NAMED.name,
+                            traits._PG_BUMP_AND_SET.name)
+    for names, statements in (
+            (base, [read, lookup, change]),
+            (base + ['COMPUTE_STATUS_DISABLED'], [read, lookup, change]),
+            (base, [read, change])):
         run.clear()
-        read_lacking.clear()
         sql_sent_unprepared.clear()
         stored, generation = db.write(traits.set_provider_traits, host,
                                       names, generation)
         assert sorted(t['name'] for t in stored) == sorted(names)
-        assert read_lacking == [new]
-        assert run == statements
+        assert run == statements + [changes._PG_ADVANCE_AND_LOG.name]
         assert sql_sent_unprepared == []
         assert sorted(t['name'] for t in db.read(
             traits.provider_traits, host)[1]) == sorted(names)
