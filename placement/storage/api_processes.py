@@ -10,6 +10,7 @@ while it keeps reading (``Registration``), never in a request's own
 transaction.
 """
 
+import atexit
 import datetime
 import logging
 import os
@@ -52,6 +53,11 @@ def _seen(conn, process_id, now):
         _PROCESSES.c.id == process_id).values(seen_at=now)).rowcount == 1
 
 
+def _forget(conn, process_id):
+    changes.touch(conn)
+    conn.execute(_PROCESSES.delete().where(_PROCESSES.c.id == process_id))
+
+
 def live(conn, now=None):
     """(host, pid, protocol, release, seen_at) of the processes heard of
     within LIVE_WITHIN, oldest protocol first."""
@@ -67,8 +73,10 @@ def live(conn, now=None):
 
 class Registration:
     """This process's row, kept current from whichever thread reads the
-    log next after REPORT_EVERY seconds.  A failure to write it is never
-    a request's failure: it is tried again a period later."""
+    log next after REPORT_EVERY seconds, and removed when the process
+    exits normally (a process killed leaves it to age out).  A failure to
+    write it is never a request's failure: it is tried again a period
+    later."""
 
     def __init__(self, release):
         self._release = release
@@ -76,6 +84,8 @@ class Registration:
         self._pid = None
         self._id = None
         self._due = 0.0
+        self._db = None
+        atexit.register(self._forget)
 
     def report(self, db):
         """Write this process's row if it is due; cheap when it is not."""
@@ -90,7 +100,18 @@ class Registration:
                 self._id = db.write(
                     _register, socket.gethostname()[:255], self._pid,
                     changes.PROTOCOL, self._release, now)
+                self._db = db
         except Exception as error:  # noqa: BLE001 - retried later
             LOG.debug('API process not recorded: %s', error)
         finally:
             self._lock.release()
+
+    def _forget(self):
+        """At exit: remove the row of this process (a child forked after
+        its parent registered has a row of its own, or none)."""
+        if self._id is None or self._pid != os.getpid():
+            return
+        try:
+            self._db.write(_forget, self._id)
+        except Exception as error:  # noqa: BLE001 - it ages out instead
+            LOG.debug('API process record not removed: %s', error)
