@@ -148,7 +148,10 @@ def build_falcon_app(conf, db, enforcer):
 
 
 def prepare_database(conf, db):
-    """Migrate (when configured or embedded) and sync standard names."""
+    """Migrate (when configured or embedded) and sync standard names,
+    once the database answers (``max_retries``, ``retry_interval``)."""
+    group = conf.placement_database
+    db.wait_until_reachable(group.max_retries, group.retry_interval)
     if conf.placement_database.sync_on_startup or not (
             conf.placement_database.connection):
         migration.upgrade(db.engine)
