@@ -273,14 +273,20 @@ def main():
             report.append('ours %s: exit %d\n    %s'
                           % (' '.join(step), code,
                              out.replace('\n', '\n    ')))
-        ours = start('ours', ours_argv, dict(os.environ), workdir)
-        running.append(ours)
-        after = snapshot(Client(ours.port), bug)
-        found = compare('ours vs upstream', before, after)
-        problems += found
-        report.append('ours read back %d answers: %s'
-                      % (len(after), 'identical' if not found
-                         else '%d differ' % len(found)))
+        def read_back(label, expected):
+            """This service started on the database: its answers,
+            compared with ``expected`` and reported; the server."""
+            ours = start('ours', ours_argv, dict(os.environ), workdir)
+            running.append(ours)
+            answers = snapshot(Client(ours.port), bug)
+            found = compare(label + ' vs upstream', expected, answers)
+            problems.extend(found)
+            report.append('%s read back %d answers: %s'
+                          % (label, len(answers), 'identical' if not found
+                             else '%d differ' % len(found)))
+            return ours
+
+        ours = read_back('ours', before)
         try:
             report += write(Client(ours.port), 'ours')
         except RuntimeError as exc:
@@ -323,14 +329,7 @@ def main():
         report.append('again: ours db sync: exit %d' % code)
         if code != 0:
             problems.append('again: ours db sync failed: %s' % out[-300:])
-        ours = start('ours', ours_argv, dict(os.environ), workdir)
-        running.append(ours)
-        again = snapshot(Client(ours.port), bug)
-        found = compare('ours again vs upstream', upstream_view, again)
-        problems += found
-        report.append('again: ours read back %d answers: %s'
-                      % (len(again), 'identical' if not found
-                         else '%d differ' % len(found)))
+        read_back('again: ours', upstream_view)
     finally:
         for process in running:
             process.stop()
