@@ -1,6 +1,6 @@
 // The Placement API, called with the token the user entered.  The token
 // (and, for noauth2, the roles) live in this tab's sessionStorage only:
-// never in the URL, a cookie or localStorage.
+// never in the URL, a cookie or the persistent local storage.
 
 const VERSION = 'placement 1.39';
 const TOKEN = 'placement-dashboard.token';
