@@ -26,12 +26,15 @@ const WORDS = {
 };
 
 // {suffix: {resources, required, forbidden, member_of}} of the query.
+// A Map: kept in the URL's order (an object would put "1" before "").
 function groupsOf(params) {
-  const groups = { '': { resources: '', required: '', forbidden: '', member_of: '' } };
+  const empty = () => ({ resources: '', required: '', forbidden: '', member_of: '' });
+  const groups = new Map([['', empty()]]);
   for (const [name, value] of params) {
     const match = GROUP_KEY.exec(name);
     if (!match) continue;
-    const group = groups[match[2]] || (groups[match[2]] = { resources: '', required: '', forbidden: '', member_of: '' });
+    if (!groups.has(match[2])) groups.set(match[2], empty());
+    const group = groups.get(match[2]);
     if (match[1] === 'required') {
       if (value.startsWith('in:')) group.required = value;
       else {
@@ -50,7 +53,7 @@ let counter = 0;
 function groupFieldset(suffix, values, removable) {
   const id = `g${++counter}`;
   const controls = {
-    suffix: input('suffix', suffix, { pattern: '[A-Za-z0-9_-]{1,64}', placeholder: '1, _NET …', required: removable }),
+    suffix: input('suffix', suffix, { pattern: '[A-Za-z0-9_\\-]{1,64}', placeholder: '1, _NET …', required: removable }),
     resources: input('resources', values.resources, { placeholder: 'VCPU:4,MEMORY_MB:8192' }),
     required: input('required', values.required, { placeholder: 'HW_CPU_X86_AVX2 or in:A,B' }),
     forbidden: input('forbidden', values.forbidden, { placeholder: 'CUSTOM_MAINTENANCE' }),
@@ -73,7 +76,7 @@ function groupFieldset(suffix, values, removable) {
 function requestForm(params, go) {
   const groups = groupsOf(params);
   const holder = h('div', { class: 'groups' },
-    Object.entries(groups).map(([suffix, values]) => groupFieldset(suffix, values, suffix !== '')));
+    [...groups].map(([suffix, values]) => groupFieldset(suffix, values, suffix !== '')));
   const policy = h('select', { name: 'group_policy' },
     [['', '(not given)'], ['none', 'none'], ['isolate', 'isolate']].map(([value, words]) => h('option', { value, selected: (params.get('group_policy') || '') === value }, words)));
   const form = h('form', { class: 'request', 'aria-label': 'Allocation candidates request' },

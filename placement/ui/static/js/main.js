@@ -21,6 +21,10 @@ const UNDER = { provider: 'providers', consumer: 'audit' };
 
 const main = document.getElementById('main');
 let rendering = 0;
+// The first view of a page load leaves the focus where the browser put
+// it (the document's start: Tab reaches "Skip to content" first); each
+// later one moves it to the new view's heading.
+let loaded = false;
 
 export function route() {
   const raw = location.hash.replace(/^#\/?/, '');
@@ -116,11 +120,12 @@ export async function render() {
   if (heading) {
     document.title = `${heading.textContent} · Placement dashboard`;
     if (!heading.hasAttribute('tabindex')) heading.setAttribute('tabindex', '-1');
-    if (document.activeElement === document.body || document.activeElement === main
-        || !root.contains(document.activeElement)) {
+    if (loaded && (document.activeElement === document.body || document.activeElement === main
+        || !root.contains(document.activeElement))) {
       heading.focus({ preventScroll: false });
     }
   }
+  loaded = true;
 }
 
 document.getElementById('sign-out').addEventListener('click', () => {
