@@ -116,6 +116,7 @@ export async function render() {
   if (current !== rendering) return;
   main.removeAttribute('aria-busy');
   main.dataset.state = 'ready';
+  performance.mark(`view-ready:${where.name}`);
   const heading = root.querySelector('h1');
   if (heading) {
     document.title = `${heading.textContent} · Placement dashboard`;
