@@ -70,7 +70,8 @@ def test_validators_answer_304(web):
         assert resp.headers['ETag'] == etag
     for headers in ({'If-None-Match': '"other"'},
                     # If-None-Match decides when both are sent.
-                    {'If-None-Match': '"other"', 'If-Modified-Since': modified},
+                    {'If-None-Match': '"other"',
+                     'If-Modified-Since': modified},
                     {'If-Modified-Since': 'Thu, 01 Jan 1970 00:00:00 GMT'},
                     {'If-Modified-Since': 'not a date'}):
         assert web.get('/ui/js/main.js', headers=headers).body == first.body
@@ -155,8 +156,9 @@ def test_nothing_inline_and_nothing_from_elsewhere():
     assert markup.problems == []
     for path in STATIC.rglob('*.js'):
         text = path.read_text()
-        assert not re.search(r'innerHTML|outerHTML|insertAdjacentHTML|'
-                             r'document\.write|\beval\(|new Function', text), path
+        assert not re.search(
+            r'innerHTML|outerHTML|insertAdjacentHTML|document\.write|'
+            r'\beval\(|new Function', text), path
         assert not re.search(r"\.style\b|'style'", text), path
         urls = set(re.findall(r'https?://[^\s\'"`]+', text))
         assert urls <= {'http://www.w3.org/2000/svg'}, (path, urls)
