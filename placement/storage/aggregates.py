@@ -16,6 +16,7 @@ from sqlalchemy import exc as sa_exc
 
 from placement.storage import changes
 from placement.storage import exceptions
+from placement.storage import generations
 from placement.storage import providers_core
 from placement.storage import tables
 from placement.storage.tables import AGG, AGGREGATE_MEMBERSHIPS, RP, RP_AGG
@@ -143,4 +144,4 @@ def set_provider_aggregates(conn, provider_uuid, aggregate_uuids,
     if expected_generation is None:
         return generation
     # The stored value, not the client's: JSON's 1.0 is a valid integer.
-    return providers_core.increment_generation(conn, provider_id, generation)
+    return generations.bump(conn, provider_id, generation)

@@ -25,6 +25,7 @@ from placement import inventory_rules
 from placement.storage import changes
 from placement.storage import consumers as consumer_storage
 from placement.storage import exceptions
+from placement.storage import generations as provider_generations
 from placement.storage import inventories
 from placement.storage import prepared
 from placement.storage import providers_core
@@ -53,12 +54,6 @@ _PROVIDER_STATE = (
         INV.c.resource_class_id.in_(
             sa.bindparam('class_ids', expanding=True)))))
     .where(RP.c.id.in_(sa.bindparam('provider_ids', expanding=True))))
-_BUMP_PROVIDER = (
-    RP.update()
-    .where(RP.c.id == sa.bindparam('provider_id'),
-           RP.c.generation == sa.bindparam('expected'))
-    .values(generation=RP.c.generation + 1,
-            updated_at=sa.bindparam('now', type_=RP.c.updated_at.type)))
 _CONSUMER_WITH_PROVIDERS = (
     sa.select(CONSUMER.c.id, CONSUMER.c.generation,
               CONSUMER.c.project_id, ALLOC.c.resource_provider_id)
@@ -331,13 +326,12 @@ def _invalid(resource_class, provider):
 def _bump_providers(conn, generations):
     """Compare-and-swap every provider's generation, in id order so that
     concurrent writers lock rows in the same order."""
-    now = tables.utcnow()
     for provider_id in sorted(generations):
-        result = conn.execute(_BUMP_PROVIDER, {
-            'provider_id': provider_id,
-            'expected': generations[provider_id], 'now': now})
-        if result.rowcount != 1:
-            raise _LostRace('resource provider generation conflict')
+        try:
+            provider_generations.bump(conn, provider_id,
+                                      generations[provider_id])
+        except exceptions.ConcurrentUpdate as exc:
+            raise _LostRace(exc.message)
 
 
 def _bump_consumers(conn, consumers):

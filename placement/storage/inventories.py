@@ -17,8 +17,8 @@ import sqlalchemy as sa
 
 from placement import error_codes
 from placement import inventory_rules
-from placement.storage import changes
 from placement.storage import exceptions
+from placement.storage import generations
 from placement.storage import prepared
 from placement.storage import providers_core
 from placement.storage import resource_classes
@@ -139,13 +139,7 @@ _PROVIDER_AND_CURRENT = prepared.Statement(
 # a PUT refused later rolls back): a round trip fewer for nova's PUT.
 # The rows are as of the statement's start; ``bumped`` is None when the
 # bump found the provider at another generation by then.
-_BUMPED = (RP.update()
-           .where(RP.c.uuid == sa.bindparam('uuid'),
-                  RP.c.generation == sa.bindparam('expected'))
-           .values(generation=RP.c.generation + 1,
-                   updated_at=sa.bindparam('now'))
-           .returning(RP.c.id, RP.c.generation)
-           .cte('bumped'))
+_BUMPED = generations.bumping(RP.c.uuid == sa.bindparam('uuid'))
 _PG_BUMP_AND_CURRENT = prepared.Statement(
     sa.select(RP.c.id.label('provider_id'),
               RP.c.generation.label('provider_generation'),
@@ -272,8 +266,7 @@ def _changed(current, record):
 
 
 def _bump(conn, provider):
-    return providers_core.increment_generation(
-        conn, provider['id'], provider['generation'])
+    return generations.bump(conn, provider['id'], provider['generation'])
 
 
 def create(conn, provider, resource_class, record):
@@ -366,7 +359,7 @@ def _bumped_and_replaced(conn, uuid, generation, records):
     if rows[0].bumped is None:  # changed since the statement began
         raise exceptions.ConcurrentUpdate(
             'resource provider generation conflict')
-    changes.touch(conn, provider['id'])
+    generations.recorded(conn, provider['id'])
     return _replace_all(conn, provider, current, records, bumped=True)
 
 

@@ -1,15 +1,10 @@
-"""Provider lookups and the generation compare-and-swap every writer uses.
-
-Inventories, traits and aggregates all change "a provider's view", and each
-such write must bump the provider's generation exactly when the caller's
-generation is current.  Keeping that one statement here means no module can
-get it subtly wrong.
-"""
+"""Provider lookups every writer and reader uses, and the conditions
+every provider filter shares.  (A provider's generation compare-and-swap
+is ``generations``'.)"""
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
-from placement.storage import changes
 from placement.storage import exceptions
 from placement.storage import prepared
 from placement.storage import tables
@@ -75,30 +70,6 @@ def not_found(uuid):
     the reshaper's alone."""
     return exceptions.NotFound(
         'No resource provider with uuid %s found' % uuid)
-
-
-# Every write to a provider runs it: built once, prepared.
-_BUMP = prepared.Statement(
-    RP.update()
-    .where(RP.c.id == sa.bindparam('provider'),
-           RP.c.generation == sa.bindparam('expected'))
-    .values(generation=sa.bindparam('next'), updated_at=sa.bindparam('now')))
-
-
-def increment_generation(conn, provider_id, expected_generation):
-    """Bump the generation iff it is still ``expected_generation``.
-
-    Returns the new generation; raises ConcurrentUpdate when another
-    writer got there first (the caller's transaction then rolls back).
-    """
-    result = _BUMP.execute(conn, {
-        'provider': provider_id, 'expected': expected_generation,
-        'next': expected_generation + 1, 'now': tables.utcnow()})
-    if result.rowcount != 1:
-        raise exceptions.ConcurrentUpdate(
-            'resource provider generation conflict')
-    changes.touch(conn, provider_id)
-    return expected_generation + 1
 
 
 # -- conditions every provider filter shares --------------------------------

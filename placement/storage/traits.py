@@ -6,10 +6,12 @@ every backend.
 """
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
 from sqlalchemy import exc as sa_exc
 
 from placement.storage import changes
 from placement.storage import exceptions
+from placement.storage import generations
 from placement.storage import names as names_lookup
 from placement.storage import prepared
 from placement.storage import providers_core
@@ -178,11 +180,11 @@ def _replace(conn, provider, current, trait_ids):
             'provider': provider['id'], 'expected': provider['generation'],
             'remove': sorted(to_delete), 'add': sorted(to_add),
             'now': tables.utcnow()}, defer=True)
-        changes.touch(conn, provider['id'])
+        generations.recorded(conn, provider['id'])
         return provider['generation'] + 1
     try:
-        generation = providers_core.increment_generation(
-            conn, provider['id'], provider['generation'])
+        generation = generations.bump(conn, provider['id'],
+                                      provider['generation'])
     except exceptions.ConcurrentUpdate:
         raise _concurrent_update()
     if to_delete:
@@ -206,20 +208,21 @@ def _concurrent_update():
 # On PostgreSQL a write's generation bump, removals and additions are one
 # prepared statement, each list of trait ids one array; the rows change
 # only if the bump did.
-_PG_BUMP_AND_SET = prepared.Statement(sa.text(
-    'WITH bumped AS (UPDATE resource_providers '
-    'SET generation = CAST(:expected AS INTEGER) + 1, '
-    'updated_at = CAST(:now AS TIMESTAMP) '
-    'WHERE id = CAST(:provider AS INTEGER) '
-    'AND generation = CAST(:expected AS INTEGER) RETURNING id), '
-    'removed AS (DELETE FROM resource_provider_traits '
-    'WHERE resource_provider_id IN (SELECT id FROM bumped) '
-    'AND trait_id = ANY(CAST(:remove AS INTEGER[]))), '
-    'added AS (INSERT INTO resource_provider_traits '
-    '(resource_provider_id, trait_id, created_at) '
-    'SELECT id, unnest(CAST(:add AS INTEGER[])), CAST(:now AS TIMESTAMP) '
-    'FROM bumped) '
-    'SELECT count(*) FROM bumped'))
+_BUMPED = generations.bumping(RP.c.id == sa.bindparam('provider'))
+_PG_BUMP_AND_SET = prepared.Statement(
+    sa.select(sa.func.count()).select_from(_BUMPED)
+    .add_cte(RP_TRAIT.delete().where(
+        RP_TRAIT.c.resource_provider_id.in_(sa.select(_BUMPED.c.id)),
+        RP_TRAIT.c.trait_id == sa.any_(sa.cast(
+            sa.bindparam('remove'), postgresql.ARRAY(sa.Integer))))
+        .cte('removed'))
+    .add_cte(RP_TRAIT.insert().from_select(
+        ['resource_provider_id', 'trait_id', 'created_at'],
+        sa.select(_BUMPED.c.id,
+                  sa.func.unnest(sa.cast(sa.bindparam('add'),
+                                         postgresql.ARRAY(sa.Integer))),
+                  sa.bindparam('now', type_=RP_TRAIT.c.created_at.type)))
+        .cte('added')))
 # The names a PUT adds, looked up on PostgreSQL as one array.
 _PG_NAMED = prepared.Statement(
     sa.select(*_COLUMNS)

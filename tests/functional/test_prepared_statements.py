@@ -18,6 +18,7 @@ from placement.storage import allocations
 from placement.storage import changes
 from placement.storage import engine
 from placement.storage import exceptions
+from placement.storage import generations
 from placement.storage import inventories
 from placement.storage import postgresql
 from placement.storage import prepared
@@ -239,7 +240,7 @@ def test_nova_s_inventory_put_sends_only_prepared_statements(
     assert {row['resource_class']: row['reserved'] for row in stored} == {
         'VCPU': 0, 'MEMORY_MB': 512}
     assert {inventories._CURRENT.name, inventories._UPDATE.name,
-            providers_core._BUMP.name, changes._PG_ADVANCE_AND_LOG.name} <= (
+            generations._BY_ID.name, changes._PG_ADVANCE_AND_LOG.name} <= (
         _prepared_names(db))
 
 
