@@ -57,6 +57,8 @@ import sys
 import tempfile
 import time
 
+from tests.deployment import kolla_ansible
+from tests.deployment import sources
 from tests.functional import server as functional_server
 
 ROOT = pathlib.Path(__file__).parents[2]
@@ -92,19 +94,18 @@ def _users(kolla):
             for name, spec in namespace['USERS'].items()}
 
 
-def _venv_paths():
-    """Host paths the test venv needs, mounted at the same place: the
-    venv, the Python it was made from (real path and the path its
-    ``python3`` link names), and this checkout (an editable install)."""
-    paths = {pathlib.Path(sys.prefix), ROOT}
-    base = pathlib.Path(sys.base_prefix)
-    paths.add(base)
-    paths.add(base.resolve())
-    link = pathlib.Path(sys.prefix) / 'bin' / 'python3'
-    if link.is_symlink():
-        target = pathlib.Path(os.readlink(link))
-        if target.is_absolute():
-            paths.add(target.parent.parent)
+def _venv_paths(venv):
+    """Host paths ``venv`` needs, mounted at the same place: the venv
+    (its scripts name its own Python), the Python it was made from (the
+    ``home`` of its ``pyvenv.cfg``, real path and as named) and this
+    checkout (an editable install of this project)."""
+    venv = pathlib.Path(venv)
+    paths = {venv, ROOT}
+    for line in (venv / 'pyvenv.cfg').read_text().splitlines():
+        key, _, value = line.partition('=')
+        if key.strip() == 'home':
+            home = pathlib.Path(value.strip())
+            paths.update({home.parent, home.resolve().parent})
     kept = []
     for path in sorted(paths, key=lambda p: len(p.parts)):
         if any(path != other and other in path.parents for other in kept):
@@ -159,10 +160,12 @@ class Image:
 class Container:
     """One run of the image: ``environment`` (kolla-ansible's, e.g.
     ``KOLLA_BOOTSTRAP``) over the image's; the node's config directory
-    and the ``kolla_logs`` volume (both host directories)."""
+    and the ``kolla_logs`` volume (both host directories); ``venv`` the
+    Python environment at ``/var/lib/kolla/venv`` (this project's test
+    venv, or upstream's to compare with)."""
 
     def __init__(self, image, config_directory, logs_volume, environment,
-                 output):
+                 output, venv=sys.prefix):
         self.image = image
         self.root = pathlib.Path(tempfile.mkdtemp(
             prefix='placement-kolla-container-'))
@@ -202,8 +205,8 @@ class Container:
                  '--ro-bind', str(config_directory),
                  '/var/lib/kolla/config_files',
                  '--bind', str(logs_volume), '/var/log/kolla',
-                 '--ro-bind', sys.prefix, VENV_IN_IMAGE]
-        for path in _venv_paths():
+                 '--ro-bind', str(venv), VENV_IN_IMAGE]
+        for path in _venv_paths(venv):
             for parent in reversed(path.parents[:-1]):
                 argv += ['--perms', '0755', '--dir', str(parent)]
             argv += ['--ro-bind', str(path), str(path)]
@@ -216,6 +219,7 @@ class Container:
         argv.append('/usr/local/bin/kolla_start')
         self.argv = argv
         self.process = None
+        self.exit_status = None
 
     def run(self, timeout=600):
         """Run to the end (a bootstrap container): (exit status, output)."""
@@ -253,7 +257,8 @@ class Container:
 
     def stop(self, timeout=60):
         """``docker stop``: SIGTERM to the main process, SIGKILL to all
-        that is left after ``timeout``; the container's exit status."""
+        that is left after ``timeout``; the container's exit status
+        (None when it had to be killed), also kept in ``exit_status``."""
         if self.process is None:
             return None
         try:
@@ -262,12 +267,12 @@ class Container:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGTERM)
             try:
-                return self.process.wait(timeout=timeout)
+                self.exit_status = self.process.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait(timeout=30)
-                return None
+            return self.exit_status
         finally:
             self.remove()
 
@@ -318,3 +323,91 @@ def xtrace_commands(output):
     """The commands start.sh's xtrace shows it running (``+ cmd``)."""
     return [line.lstrip('+ ') for line in output.splitlines()
             if re.match(r'^\++ ', line)]
+
+
+class Deployment:
+    """One kolla-ansible deployment of placement on one host: the
+    database and its user made as the role's ``bootstrap.yml`` makes
+    them (``mysql_db``, ``mysql_user`` with ``<db>.*:ALL`` from ``%``),
+    the node's config directory rendered from kolla-ansible's files
+    (``kolla_ansible.NodeConfig``), the ``kolla_logs`` volume, and the
+    containers kolla-ansible starts from the image.  ``venv``: what the
+    image has at ``/var/lib/kolla/venv``; ``custom``: the operator's
+    files in ``node_custom_config`` (the tests' always turn keystone off,
+    ``[api] auth_strategy = noauth2``: there is none)."""
+
+    PASSWORD = 'placement-database-secret'
+
+    def __init__(self, image, mariadb, directory, database='placement',
+                 venv=sys.prefix, custom=None):
+        self.image = image
+        self.directory = pathlib.Path(directory)
+        self.venv = venv
+        self.database = database
+        mariadb.execute(
+            'CREATE DATABASE IF NOT EXISTS %s' % database,
+            "CREATE USER IF NOT EXISTS 'placement'@'%%' IDENTIFIED BY '%s'"
+            % self.PASSWORD,
+            "GRANT ALL PRIVILEGES ON %s.* TO 'placement'@'%%'" % database)
+        self.port = functional_server.free_port()
+        overrides = {'placement.conf': '[api]\nauth_strategy = noauth2\n'}
+        overrides.update(custom or {})
+        self.node = kolla_ansible.NodeConfig(sources.kolla_ansible(), {
+            # globals.yml
+            'kolla_base_distro': 'debian',
+            'kolla_internal_vip_address': '127.0.0.1',
+            'network_interface': 'lo',
+            'database_address': '127.0.0.1',
+            'database_port': mariadb.port,
+            'placement_api_port': self.port,
+            'placement_database_name': database,
+            'openstack_service_workers': 2,
+            # passwords.yml
+            'database_password': 'unused-root-secret',
+            'placement_database_password': self.PASSWORD,
+            'placement_keystone_password': 'unused-keystone-secret',
+            'nova_api_database_password': 'unused-nova-secret',
+            'memcache_secret_key': 'unused-memcache-secret',
+        }, overrides)
+        self.config = self.node.write(self.directory / 'etc-kolla')
+        self.logs = self.directory / 'kolla_logs'
+        self.runs = 0
+
+    def url(self):
+        """The database URL kolla's placement.conf names."""
+        for line in (self.config / 'placement.conf').read_text().splitlines():
+            if line.startswith('connection = '):
+                return line.split(' = ', 1)[1]
+        raise LookupError('no connection in placement.conf')
+
+    def container(self, **environment):
+        """A new container from the image with kolla-ansible's
+        environment for it (``KOLLA_CONFIG_STRATEGY`` as kolla-ansible's
+        ``config_strategy`` default, COPY_ALWAYS)."""
+        self.runs += 1
+        env = {'KOLLA_CONFIG_STRATEGY': 'COPY_ALWAYS'}
+        env.update(environment)
+        return Container(self.image, self.config, self.logs, env,
+                         self.directory / ('container-%d.log' % self.runs),
+                         venv=self.venv)
+
+    def run(self, **environment):
+        """A one-shot container (``restart_policy: oneshot``, ``detach:
+        false``), e.g. ``run(KOLLA_BOOTSTRAP='')``: (exit status,
+        output)."""
+        return self.container(**environment).run()
+
+    @contextlib.contextmanager
+    def api(self):
+        """The ``placement_api`` container, serving: the Container."""
+        container = self.container().start()
+        try:
+            wait_until_serving(self.port, container)
+            yield container
+        finally:
+            container.stop()
+
+    def log(self, name):
+        """A file of the ``kolla_logs`` volume's ``placement/``."""
+        path = self.logs / 'placement' / name
+        return path.read_text() if path.exists() else ''
