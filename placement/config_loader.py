@@ -11,6 +11,7 @@ import os
 from oslo_log import log as oslo_log
 
 from placement import conf as placement_conf
+from placement import version
 
 LOG = logging.getLogger(__name__)
 
@@ -20,12 +21,14 @@ CONFIG_FILE_ENV = 'PLACEMENT_CONFIG_FILE'
 
 def load(argv=None, cli_opts=(), default_config_files=None,
          setup_logging=True):
-    """Parse ``argv`` and config files into a new ConfigOpts."""
+    """Parse ``argv`` and config files into a new ConfigOpts (``--version``
+    prints this release's and exits)."""
     conf = placement_conf.new_config()
     if cli_opts:
         conf.register_cli_opts(cli_opts)
     conf(argv if argv is not None else [], project='placement',
-         default_config_files=default_config_files)
+         default_config_files=default_config_files,
+         version=version.release())
     embedded = not conf.config_file and not conf.config_dir
     if embedded:
         conf.set_default('auth_strategy', 'noauth2', group='api')

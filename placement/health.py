@@ -2,7 +2,12 @@
 
 Answered before authentication, as the OpenStack convention has it: 200
 ``OK`` while the service can reach its database, 503 when it cannot, so
-that a load balancer takes a node out while its database is away.  The
+that a load balancer takes a node out while its database is away.  Also
+503 when the database's change log follows a protocol this process does
+not (a newer release migrated it while this process kept serving): the
+process still answers exactly, by reading the tables again for every
+answer it would give from memory, but slowly, and it should be drained
+and restarted with the new release.  The
 database check is the ``placement_database`` backend (on by default in
 ``[healthcheck] backends``); oslo.middleware's own backends
 (``disable_by_file`` ...) may be added.  The answer says only "OK" or
@@ -15,6 +20,7 @@ from oslo_middleware.healthcheck import opts as healthcheck_opts
 from oslo_middleware.healthcheck import pluginbase
 import sqlalchemy as sa
 
+from placement.storage import changes
 from placement.storage import engine
 
 PATH = '/healthcheck'
@@ -54,12 +60,27 @@ class DatabaseHealthcheck(pluginbase.HealthcheckBaseExtension):
         try:
             with self.db.engine.connect() as conn:
                 conn.exec_driver_sql('SELECT 1').scalar()
+                mismatch = _protocol_mismatch(conn)
         except Exception as exc:  # any failure to reach it is the answer
             self.db.dispose()
             return pluginbase.HealthcheckResult(
                 available=False, reason='database unreachable',
                 details=str(exc))
+        if mismatch is not None:
+            return pluginbase.HealthcheckResult(
+                available=False, reason='change log protocol mismatch',
+                details=mismatch)
         return pluginbase.HealthcheckResult(available=True, reason='OK')
+
+
+def _protocol_mismatch(conn):
+    """``changes.protocol_mismatch``, or why it could not be read from a
+    database that answers (one not migrated to this release)."""
+    try:
+        return changes.protocol_mismatch(conn)
+    except Exception as exc:  # noqa: BLE001 - the answer is the reason
+        return ('the database has no change log of this release (%s): '
+                'run "placement-manage db sync"' % type(exc).__name__)
 
 
 class HealthcheckRouter:

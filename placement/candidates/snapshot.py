@@ -31,10 +31,13 @@ import weakref
 import os_traits
 import sqlalchemy as sa
 
+from placement import version
+from placement.storage import api_processes
 from placement.storage import changes
 from placement.storage import inventories as inventory_storage
 from placement.storage import per_process
 from placement.storage import providers_core
+from placement.storage import tables
 from placement.storage.tables import (
     AGG, AGGREGATE_MEMBERSHIPS, ALLOC, INV, RC, RP, RP_AGG, RP_TRAIT, TRAIT)
 
@@ -353,7 +356,7 @@ class State:
         for (id_, uuid, parent, root, name, generation, created,
              updated) in conn.execute(
                 sa.select(RP.c.id, RP.c.uuid, RP.c.parent_provider_id,
-                          RP.c.root_provider_id, RP.c.name,
+                          tables.root_of(RP), RP.c.name,
                           RP.c.generation, RP.c.created_at,
                           RP.c.updated_at)
                 .where(*only(RP.c.id))):
@@ -532,10 +535,12 @@ class Snapshot:
         # was read is long-lived (placement-api freezes it).
         self.after_large_read = None
         self._read_since = 0
+        self._registration = api_processes.Registration(version.release())
 
     @contextlib.contextmanager
     def fresh(self):
         """The state as of now, for the length of the ``with`` block."""
+        self._registration.report(self._db())
         with self.lock:
             try:
                 whole, read = self._refresh(self._db())

@@ -240,6 +240,8 @@ class Worker(gthread.ThreadWorker):
         self.arriving = collections.deque()
         # Refused connections whose client may still be sending.
         self.lingering = set()
+        # Once the worker stops: when requests still arriving are refused.
+        self.arrivals_end = None
         # Kept-alive connections armed on the pool (see _keep), oldest
         # first; gunicorn's own are in keepalived_conns, on the poller.
         self.watched_conns = collections.deque()
@@ -539,6 +541,7 @@ class Worker(gthread.ThreadWorker):
         connections close within ``_STOP_LINGER``; the loop is woken then
         to close those on the pool, which it does not wait for."""
         deadline = min(deadline, time.monotonic() + _STOP_LINGER)
+        self.arrivals_end = deadline
         # Copies: answering threads change the deque meanwhile.
         for conn in list(self.keepalived_conns) + list(self.watched_conns):
             conn.timeout = min(conn.timeout, deadline)
@@ -548,15 +551,27 @@ class Worker(gthread.ThreadWorker):
         wake.start()
 
     def murder_pending(self):
-        """Also answer 408 to, and close, requests not complete in time
-        (all of them once the worker is stopping: none would be served)."""
+        """Also answer 408 to, and close, requests not complete in time.
+        Once the worker is stopping, a request still arriving (a client
+        that connected just before) has ``_STOP_LINGER`` to complete and
+        be served, as a kept-alive connection has; after that it is
+        answered 503, never left to a timeout: a rolling restart costs
+        its clients nothing they cannot retry at once."""
         super().murder_pending()
-        now = time.monotonic() if self.alive else float('inf')
-        while self.arriving and self.arriving[0].read_deadline <= now:
+        now = time.monotonic()
+        stopped = self.arrivals_end is not None and now >= self.arrivals_end
+        while self.arriving and (
+                stopped or self.arriving[0].read_deadline <= now):
             conn = self.arriving[0]
             self._stop_reading(conn)
-            self._refuse(conn, 408, 'The request was not complete within '
-                         '%d seconds.' % self.limits.client_timeout)
+            if stopped:
+                self._refuse(conn, 503, 'The server is stopping.')
+            else:
+                self._refuse(conn, 408, 'The request was not complete '
+                             'within %d seconds.'
+                             % self.limits.client_timeout)
+        if not self.alive:
+            now = float('inf')  # lingering stops with the worker
         for conn in [conn for conn in self.lingering
                      if min(conn.linger_until, conn.linger_silent_at) <= now]:
             self._stop_lingering(conn)

@@ -6,16 +6,19 @@ keys ours adds (with ``ON DELETE CASCADE``, which the storage code never
 relies on) and, before upstream's revision 422ece571366, in lacking
 consumer types.  Adopting such a database therefore adds what is missing,
 changes no row, and records our revision in ``alembic_version`` so that
-our later migrations apply.  Upstream's data-migration blockers (its
-revisions 611cd6dffd7b and b5c396305c25) are checked the same way
-upstream checks them: a database that fails them was never fully
-migrated by upstream, and is refused with upstream's own remedy.
+our later migrations apply.
+
+Data upstream left to its online data migrations (providers without a
+root id, allocations without a consumer record: upstream's revisions
+611cd6dffd7b and b5c396305c25 refuse to go on while there are any) does
+not stop adoption: the service reads such rows as those migrations would
+write them, and ``placement-manage db online_data_migrations`` writes
+them (``online_migrations``).
 """
 
 import sqlalchemy as sa
 
-from placement.storage.tables import (
-    ALLOC, CONSUMER, CONSUMER_OF_ALLOC, CONSUMER_TYPE, RP)
+from placement.storage.tables import CONSUMER_TYPE
 
 # Upstream's alembic revisions, oldest first (openstack-placement 2.0.0,
 # Train, through 16.0.0).
@@ -25,39 +28,13 @@ UPSTREAM_REVISIONS = ('b4ed3a175331', '611cd6dffd7b', 'b5c396305c25',
 ADOPTED_AS = '0001'
 
 
-class AdoptionRefused(Exception):
-    """The upstream database cannot be served as it is."""
-
-
 def is_upstream(revision):
     return revision in UPSTREAM_REVISIONS
-
-
-def problems(conn):
-    """What keeps an upstream database from being adopted, as sentences
-    (none when it can be)."""
-    found = []
-    if conn.scalar(sa.select(sa.func.count()).select_from(RP)
-                   .where(RP.c.root_provider_id.is_(None))):
-        found.append('resource providers without a root provider id')
-    if conn.scalar(
-            sa.select(sa.func.count()).select_from(
-                ALLOC.outerjoin(CONSUMER, CONSUMER_OF_ALLOC))
-            .where(CONSUMER.c.id.is_(None))):
-        found.append('allocations without a consumer record')
-    return found
 
 
 def adopt(conn):
     """Bring an upstream database (any revision of UPSTREAM_REVISIONS) to
     the schema of ADOPTED_AS, rows untouched."""
-    found = problems(conn)
-    if found:
-        raise AdoptionRefused(
-            'This database was written by upstream Placement but its data '
-            'was never fully migrated (%s): run upstream\'s "placement-manage '
-            'db online_data_migrations", then "db sync" again.'
-            % '; '.join(found))
     inspector = sa.inspect(conn)
     if 'consumer_types' not in inspector.get_table_names():
         CONSUMER_TYPE.create(conn)

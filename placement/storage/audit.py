@@ -88,7 +88,7 @@ def spanning(conn):
     others)."""
     shares, joined = _with_sharing()
     not_sharing = shares.c.trait_id.is_(None)
-    root = RP.c.root_provider_id
+    root = tables.root_of(RP)
     own_root = sa.case((not_sharing, root), else_=None)
     sharing = sa.case((not_sharing, None),
                       else_=ALLOC.c.resource_provider_id)
@@ -134,7 +134,7 @@ def placements(conn, consumers):
         for consumer, provider, root, sharing in conn.execute(
                 sa.select(ALLOC.c.consumer_id,
                           ALLOC.c.resource_provider_id,
-                          RP.c.root_provider_id,
+                          tables.root_of(RP),
                           shares.c.trait_id.isnot(None))
                 .distinct().select_from(joined)
                 .where(ALLOC.c.consumer_id.in_(chunk))):
@@ -144,7 +144,7 @@ def placements(conn, consumers):
 
 def roots_of(conn, providers):
     """The root ids of ``providers`` (ids) that exist."""
-    return _distinct(conn, RP.c.root_provider_id, RP.c.id, providers)
+    return _distinct(conn, tables.root_of(RP), RP.c.id, providers)
 
 
 def consumers_on(conn, providers):
@@ -177,10 +177,10 @@ def allocations_of(conn, consumers):
         for row in conn.execute(
                 sa.select(ALLOC.c.consumer_id,
                           ALLOC.c.resource_provider_id, RP.c.uuid,
-                          RP.c.root_provider_id, root.c.uuid, RC.c.name,
+                          tables.root_of(RP), root.c.uuid, RC.c.name,
                           ALLOC.c.used, _WRITTEN)
                 .select_from(tables.ALLOC_WITH_PROVIDER_AND_CLASS.join(
-                    root, root.c.id == RP.c.root_provider_id))
+                    root, root.c.id == tables.root_of(RP)))
                 .where(ALLOC.c.consumer_id.in_(chunk))):
             found[row[0]].append(Held(*row))
     return found

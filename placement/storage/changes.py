@@ -35,7 +35,19 @@ same database) are logged as ``EVERYTHING`` under shard 1 by triggers
 connections make when opened (``engine``), or on SQLite by shard 1's
 ``own_write``, set only inside this service's write transactions
 (``begin``, ``record``).
+
+How the log is kept is itself versioned: the stamp rows carry the
+``protocol`` their writers follow (migration 0009).  A process reads it
+with every check, and when it is not PROTOCOL (a newer release's
+migration raised it while this process kept serving) the process can no
+longer tell what changed: every check then says "changed, and the log
+cannot say what", so that each reader reads the tables again, and the
+process says why in its log, once.  A release that changes how writes
+are logged raises the number in a migration, so that processes still
+running the code before it stay exact through a rolling upgrade.
 """
+
+import logging
 
 import random
 import typing
@@ -45,8 +57,14 @@ import sqlalchemy as sa
 from placement.storage import prepared
 from placement.storage import tables
 
+LOG = logging.getLogger(__name__)
+
 _STAMP = tables.change_stamp
 _LOG = tables.provider_changes
+
+# How this code logs changes: 1, one stamp row (revisions 0002 to 0004);
+# 2, 64 shards (0005 on), a number first recorded by revision 0009.
+PROTOCOL = 2
 
 # The stamp's rows (migration 0005 made them).
 SHARDS = 64
@@ -120,12 +138,17 @@ class Position(typing.NamedTuple):
     """Where the log stood when read."""
     total: int      # the shards' stamps summed: one more per change logged
     epoch: str      # the stamp rows' identity (a new one: a new database)
+    protocol: int   # how the writers log (see PROTOCOL)
     shards: dict    # shard -> (stamp, pruned_below)
 
     def summary(self):
         """What ``summary_outside_transaction`` reads: equal for two
         positions of one database exactly when nothing was logged between
-        them, since no shard's stamp ever goes down."""
+        them, since no shard's stamp ever goes down.  Under a protocol
+        not this code's, equal to nothing (not even itself): the stamps
+        may no longer move with every change."""
+        if self.protocol != PROTOCOL:
+            return object()
         return self.total, self.epoch
 
 
@@ -253,27 +276,61 @@ def _skips_locked(dialect):
 
 
 _CURRENT = sa.select(_STAMP.c.id, _STAMP.c.stamp, _STAMP.c.pruned_below,
-                     _STAMP.c.epoch).order_by(_STAMP.c.id)
+                     _STAMP.c.epoch, _STAMP.c.protocol).order_by(_STAMP.c.id)
 
 
 def current(conn):
     """The Position of the log: every shard, read in one statement."""
     rows = conn.execute(_CURRENT).all()
+    protocol = _checked(max(row.protocol for row in rows), conn.engine.url)
     return Position(sum(row.stamp for row in rows),
-                    min(row.epoch for row in rows),
+                    min(row.epoch for row in rows), protocol,
                     {row.id: (row.stamp, row.pruned_below) for row in rows})
 
 
 # Every request answered from memory runs it first: prepared.
 _SUMMARY = prepared.Plain(
-    'SELECT SUM(stamp), MIN(epoch) FROM placement_change_stamp')
+    'SELECT SUM(stamp), MIN(epoch), MAX(protocol) '
+    'FROM placement_change_stamp')
 
 
 def summary_outside_transaction(db):
     """``current(...).summary()`` in one round trip, where ``db`` can read
-    outside a transaction (``Database.peek``); None where it cannot."""
+    outside a transaction (``Database.peek``); None where it cannot, and
+    under a protocol not this code's."""
     row = db.peek(_SUMMARY)
-    return None if row is None else (int(row[0]), row[1])
+    if row is None or _checked(row[2], db.engine.url) != PROTOCOL:
+        return None
+    return int(row[0]), row[1]
+
+
+_protocols_met = set()     # (database URL, protocol) said once
+
+
+def _checked(protocol, url):
+    """``protocol``, read from the stamp rows of the database at ``url``;
+    the first time a process meets one not its own there, it says so."""
+    if protocol != PROTOCOL and (url, protocol) not in _protocols_met:
+        _protocols_met.add((url, protocol))
+        LOG.warning(
+            'The database\'s change log follows protocol %s, this process '
+            'follows %s: it can no longer tell what other processes '
+            'change, so it reads the tables again before every answer it '
+            'would give from memory (slower, still exact) and its health '
+            'check fails. Restart it with the release that migrated the '
+            'database.', protocol, PROTOCOL)
+    return protocol
+
+
+def protocol_mismatch(conn):
+    """None when the database's change log follows PROTOCOL, else why
+    not, in a sentence (for the health check)."""
+    protocol = conn.scalar(sa.select(sa.func.max(_STAMP.c.protocol)))
+    if protocol == PROTOCOL:
+        return None
+    return ('change log protocol %s in the database, this process follows '
+            '%s: restart it with the release that migrated the database'
+            % (protocol, PROTOCOL))
 
 
 def changed_between(conn, before, after):
@@ -281,7 +338,8 @@ def changed_between(conn, before, after):
     ``split``) after the Position ``before`` up to ``after``; None when
     the log cannot tell: another database, or a shard pruned past
     ``before``."""
-    if before is None or before.epoch != after.epoch:
+    if (before is None or before.epoch != after.epoch
+            or after.protocol != PROTOCOL):
         return None
     ranges = []
     for shard, (stamp, pruned_below) in after.shards.items():

@@ -464,6 +464,29 @@ class Database:
     def write(self, fn, *args, **kwargs):
         return self.run(fn, *args, write=True, **kwargs)
 
+    def wait_until_reachable(self, attempts, interval):
+        """Connect, trying ``attempts`` times (-1: for ever) ``interval``
+        seconds apart while the database cannot be reached, as upstream's
+        commands do with ``[placement_database] max_retries`` and
+        ``retry_interval``: a deployment tool may run them while the
+        database is still starting.  The last failure is raised."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                with self.engine.connect() as conn:
+                    conn.exec_driver_sql('SELECT 1')
+                return
+            except sa_exc.DBAPIError as error:
+                if (transient_cause(error) not in _UNREACHABLE
+                        or attempt == attempts):
+                    raise
+                LOG.warning('Database not reachable (attempt %d of %s), '
+                            'again in %ss: %s', attempt,
+                            'unlimited' if attempts < 0 else attempts,
+                            interval, error.orig)
+                time.sleep(interval)
+
     def dispose(self):
         self.engine.dispose()
 

@@ -21,7 +21,7 @@ _ROOT = RP.alias('root')
 
 PROVIDER_COLUMNS = (
     RP.c.id, RP.c.uuid, RP.c.name, RP.c.generation,
-    RP.c.parent_provider_id, RP.c.root_provider_id,
+    RP.c.parent_provider_id, tables.root_of(RP).label('root_provider_id'),
     RP.c.created_at, RP.c.updated_at,
     _PARENT.c.uuid.label('parent_provider_uuid'),
     _ROOT.c.uuid.label('root_provider_uuid'),
@@ -32,7 +32,7 @@ def provider_select():
     """SELECT of providers with parent and root uuids joined in."""
     return sa.select(*PROVIDER_COLUMNS).select_from(
         RP.outerjoin(_PARENT, RP.c.parent_provider_id == _PARENT.c.id)
-        .outerjoin(_ROOT, RP.c.root_provider_id == _ROOT.c.id))
+        .outerjoin(_ROOT, tables.root_of(RP) == _ROOT.c.id))
 
 
 # Built once: every write to a provider reads it first.

@@ -352,11 +352,13 @@ def _plain_conditions(conn, filters):
     if filters.uuid:
         conditions.append(RP.c.uuid == filters.uuid)
     if filters.in_tree:
-        root_id = conn.scalar(sa.select(RP.c.root_provider_id)
+        root_id = conn.scalar(sa.select(tables.root_of(RP))
                               .where(RP.c.uuid == filters.in_tree))
         if root_id is None:
             raise _NothingMatches()
-        conditions.append(RP.c.root_provider_id == root_id)
+        # The root itself by its id: see tables.root_of.
+        conditions.append(sa.or_(RP.c.root_provider_id == root_id,
+                                 RP.c.id == root_id))
     return conditions
 
 

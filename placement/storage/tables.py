@@ -194,6 +194,9 @@ change_stamp = sa.Table(
     # the triggers that log foreign writes (migration 0004) read it.
     # Unused on the other backends.
     sa.Column('own_write', sa.Integer, nullable=False),
+    # How writers keep the log (changes.PROTOCOL), the same in every row;
+    # a release that changes it raises it in a migration.
+    sa.Column('protocol', sa.Integer, nullable=False, server_default='2'),
 )
 
 provider_changes = sa.Table(
@@ -206,6 +209,22 @@ provider_changes = sa.Table(
     # without naming it.
     sa.Column('shard', sa.Integer, nullable=False, server_default='1'),
     sa.Index('placement_provider_changes_shard_stamp_idx', 'shard', 'stamp'),
+)
+
+# Not upstream's: the API processes that keep a state from the change log,
+# each with the protocol it follows and when it last read the log, so
+# that ``placement-status upgrade check`` can name those left behind by a
+# migration that raised the protocol (storage/api_processes.py).
+api_processes = sa.Table(
+    'placement_api_processes', metadata,
+    sa.Column('id', sa.Integer, primary_key=True),
+    sa.Column('host', sa.String(255), nullable=False),
+    sa.Column('pid', sa.Integer, nullable=False),
+    sa.Column('protocol', sa.Integer, nullable=False),
+    sa.Column('release', sa.String(64), nullable=False),
+    sa.Column('started_at', sa.DateTime, nullable=False),
+    sa.Column('seen_at', sa.DateTime, nullable=False),
+    sa.Index('placement_api_processes_seen_at_idx', 'seen_at'),
 )
 
 
@@ -223,6 +242,17 @@ RP_AGG = resource_provider_aggregates
 RP_TRAIT = resource_provider_traits
 TRAIT = traits
 USER = users
+
+
+
+def root_of(providers):
+    """The root id of each row of ``providers`` (resource_providers or an
+    alias).  Upstream's releases before Stein left it NULL on providers
+    made before nested providers existed, all of them roots, and its
+    online data migration fills it in: until then it reads as the
+    provider itself, which is what that migration writes."""
+    return sa.func.coalesce(providers.c.root_provider_id, providers.c.id)
+
 
 # An allocation names its consumer by uuid, not through a foreign key.
 CONSUMER_OF_ALLOC = ALLOC.c.consumer_id == CONSUMER.c.uuid

@@ -60,11 +60,22 @@ def exchange(port, method, path, body=None, version='1.39', headers=None):
 
 
 @contextlib.contextmanager
-def running(database_url, directory, workers=2, database_options='',
-            extra_config='', auth_strategy='noauth2', extra_args=()):
-    """placement-api with ``workers`` workers on ``database_url``: its port.
-    ``database_options``: more [placement_database] lines; ``extra_config``:
-    more sections; ``extra_args``: more command-line arguments."""
+def running(database_url, directory, **options):
+    """placement-api with ``workers`` workers on ``database_url``: its
+    port (``started``'s options)."""
+    with started(database_url, directory, **options) as (port, _process):
+        yield port
+
+
+@contextlib.contextmanager
+def started(database_url, directory, workers=2, database_options='',
+            extra_config='', auth_strategy='noauth2', extra_args=(),
+            command=None):
+    """placement-api with ``workers`` workers on ``database_url``: (its
+    port, its process).  ``database_options``: more [placement_database]
+    lines; ``extra_config``: more sections; ``extra_args``: more
+    command-line arguments; ``command``: the program and its first
+    arguments, if not the placement-api script."""
     config = directory / 'placement.conf'
     config.write_text(
         '[api]\nauth_strategy = %s\n'
@@ -75,14 +86,15 @@ def running(database_url, directory, workers=2, database_options='',
     log_path = directory / 'server.log'
     with open(log_path, 'w') as log:
         process = subprocess.Popen(
-            [os.path.join(os.path.dirname(sys.executable), 'placement-api'),
-             '--config-file', str(config), '--bind', '127.0.0.1:%d' % port,
+            list(command or [os.path.join(os.path.dirname(sys.executable),
+                                          'placement-api')]) +
+            ['--config-file', str(config), '--bind', '127.0.0.1:%d' % port,
              '--workers', str(workers)] + list(extra_args),
             cwd=directory, stdout=log, stderr=subprocess.STDOUT,
             start_new_session=True)
         try:
             wait_until_up(port, process, log_path)
-            yield port
+            yield port, process
         finally:
             os.killpg(process.pid, signal.SIGTERM)
             process.wait(timeout=30)

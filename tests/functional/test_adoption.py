@@ -8,6 +8,8 @@ alembic revision upstream records; no consumer types before its revision
 sync`` and ``placement-status upgrade check`` make of it.
 """
 
+import json
+
 from alembic.migration import MigrationContext
 from alembic.operations import Operations
 import pytest
@@ -24,7 +26,8 @@ from placement.storage import tables
 UPSTREAM_HEAD = 'a082b8bb98d0'
 BEFORE_CONSUMER_TYPES = 'b5c396305c25'
 # Tables of this service's own, which an upstream database lacks.
-OURS_ONLY = (tables.change_stamp, tables.provider_changes)
+OURS_ONLY = (tables.change_stamp, tables.provider_changes,
+             tables.api_processes)
 UPSTREAMS = [table for table in tables.metadata.sorted_tables
              if table not in OURS_ONLY]
 
@@ -68,45 +71,19 @@ def upstream_db(database_url):
 
 
 def _stamp(db, revision):
-    """Record an upstream revision, drop the tables and triggers upstream
-    lacks, and put back upstream's index that revision 0007 replaced."""
-    with db.engine.begin() as conn:
-        conn.execute(sa.text('UPDATE alembic_version SET version_num = :r'),
-                     {'r': revision})
-        _drop_triggers(conn)
-        for table in OURS_ONLY:
-            table.drop(conn)
-        operations = Operations(MigrationContext.configure(conn))
-        operations.drop_index('allocations_consumer_class_used_idx',
-                              'allocations')
-        operations.create_index('allocations_consumer_id_idx',
-                                'allocations', ['consumer_id'])
+    """Hand the database to upstream at ``revision`` as an operator would
+    (``placement-manage db stamp``): its schema is then upstream's."""
+    migration.stamp(db.engine, revision)
 
 
-def _triggers(conn):
-    """(name, table) of the triggers that log foreign writes."""
-    if conn.dialect.name == 'sqlite':
-        query = ("SELECT name, tbl_name FROM sqlite_master "
-                 "WHERE type = 'trigger'")
-    elif conn.dialect.name == 'postgresql':
-        # information_schema leaves out TRUNCATE triggers.
-        query = ('SELECT tgname, tgrelid::regclass::text FROM pg_trigger '
-                 'WHERE NOT tgisinternal')
-    else:
-        query = ('SELECT trigger_name, event_object_table '
-                 'FROM information_schema.triggers '
-                 'WHERE trigger_schema = database()')
-    return [tuple(row) for row in conn.exec_driver_sql(query)
-            if row[0].startswith('placement_foreign_')]
-
-
-def _drop_triggers(conn):
-    for name, table in _triggers(conn):
-        conn.exec_driver_sql('DROP TRIGGER %s%s' % (
-            name, ' ON %s' % table if conn.dialect.name == 'postgresql'
-            else ''))
-    if conn.dialect.name == 'postgresql':
-        conn.exec_driver_sql('DROP FUNCTION placement_log_foreign_write()')
+def _checks(config_file, capsys):
+    """(exit status, {check: (result, details)}) of ``placement-status
+    upgrade check --json``."""
+    code = status.main(['--config-file', config_file, 'upgrade', 'check',
+                        '--json'])
+    checks = json.loads(capsys.readouterr().out)['checks']
+    return code, {check['check']: (check['result'], check['details'])
+                  for check in checks}
 
 
 def _rows(db):
@@ -135,10 +112,10 @@ def test_upstream_head_is_adopted_without_changing_a_row(
         upstream_db, config_file, capsys):
     before = _rows(upstream_db)
     _stamp(upstream_db, UPSTREAM_HEAD)
-    assert status.main(['--config-file', config_file, 'upgrade',
-                        'check']) == status.WARNING
+    code, checks = _checks(config_file, capsys)
+    assert code == status.WARNING
     assert 'written by upstream Placement (revision %s)' % UPSTREAM_HEAD \
-        in capsys.readouterr().out
+        in checks['Database schema'][1]
     assert manage.main(['--config-file', config_file, 'db', 'sync']) == 0
     out = capsys.readouterr().out
     assert 'Adopted a database written by upstream Placement' in out
@@ -155,7 +132,7 @@ def test_upstream_head_is_adopted_without_changing_a_row(
                         'check']) == status.SUCCESS
     # ... and sees writes made by anything else.
     with upstream_db.engine.connect() as conn:
-        assert len(_triggers(conn)) == 36 + (
+        assert len(migration.triggers(conn)) == 36 + (
             12 if conn.dialect.name == 'postgresql' else 0)
 
 
@@ -175,19 +152,25 @@ def test_consumer_types_are_added_to_an_older_upstream_schema(
             consumer_type_id=type_id))
 
 
-def test_unmigrated_upstream_data_is_refused(upstream_db, config_file,
-                                             capsys):
+def test_unmigrated_upstream_data_is_adopted_and_named(
+        upstream_db, config_file, capsys):
     with upstream_db.engine.begin() as conn:
         conn.execute(tables.resource_providers.update()
-                     .where(tables.resource_providers.c.id == 2)
+                     .where(tables.resource_providers.c.id == 1)
                      .values(root_provider_id=None))
     _stamp(upstream_db, UPSTREAM_HEAD)
-    assert status.main(['--config-file', config_file, 'upgrade',
-                        'check']) == status.FAILURE
-    assert 'without a root provider id' in capsys.readouterr().out
-    assert manage.main(['--config-file', config_file, 'db', 'sync']) == 1
-    assert 'online_data_migrations' in capsys.readouterr().err
-    assert migration.current_revision(upstream_db.engine) == UPSTREAM_HEAD
+    code, checks = _checks(config_file, capsys)
+    assert code == status.FAILURE
+    assert checks['Missing Root Provider IDs'] == (
+        status.FAILURE, 'There are 1 resource providers without a root '
+        'provider id. Run the "placement-manage db online_data_migrations" '
+        'command.')
+    assert manage.main(['--config-file', config_file, 'db', 'sync']) == 0
+    assert ('1 resource provider(s) without a root provider id. Run '
+            '"placement-manage db online_data_migrations"'
+            in capsys.readouterr().out)
+    assert migration.current_revision(upstream_db.engine) == \
+        migration.head_revision()
 
 
 def test_every_upstream_revision_is_known():

@@ -10,7 +10,9 @@ import time
 
 import pytest
 
+from placement.cmd import worker
 from tests.functional.server import running
+from tests.functional.server import started
 
 STALLED = 64
 CLIENT_TIMEOUT = 4
@@ -112,3 +114,33 @@ def test_a_client_that_expects_100_continue_gets_it(database_url, tmp_path):
         sock.sendall(body)
         assert b'HTTP/1.1 201 ' in _answer(sock)
         sock.close()
+
+
+@pytest.mark.backends('sqlite')
+def test_a_stopping_server_serves_requests_still_arriving_then_says_503(
+        database_url, tmp_path):
+    """A rolling restart stops a server while clients are connecting: a
+    request that completes soon after is served; one still incomplete
+    when the worker stops taking them is answered 503 at once, never
+    left to the client timeout."""
+    request = (b'GET / HTTP/1.1\r\nHost: x\r\nX-Auth-Token: admin\r\n'
+               b'Connection: close\r\n\r\n')
+    with started(database_url, tmp_path, workers=1) as (port, process):
+        soon = _stall(port, request[:20])
+        late = _stall(port, request[:20])
+        time.sleep(0.2)     # both accepted, both incomplete
+        process.terminate()
+        time.sleep(worker._STOP_LINGER / 5)
+        soon.sendall(request[20:])
+        started_at = time.monotonic()
+        soon_answer = _answer(soon)
+        late_answer = _answer(late)
+        waited = time.monotonic() - started_at
+        soon.close()
+        late.close()
+    assert soon_answer.startswith(b'HTTP/1.1 200 '), soon_answer
+    head, _, body = late_answer.partition(b'\r\n\r\n')
+    assert head.startswith(b'HTTP/1.1 503 '), late_answer
+    assert json.loads(body)['errors'][0]['detail'] == \
+        'The server is stopping.'
+    assert waited < 5
