@@ -78,6 +78,8 @@ SCRIPTS = {
         'kolla_placement_extend_start', 0o644),
 }
 STARTUP_TIMEOUT = 120
+# uwsgi's line when a worker has loaded the application.
+_APP_READY = "WSGI app 0 (mountpoint='') ready"
 
 
 def bwrap():
@@ -337,6 +339,7 @@ class Deployment:
     ``[api] auth_strategy = noauth2``: there is none)."""
 
     PASSWORD = 'placement-database-secret'
+    WORKERS = 2
 
     def __init__(self, image, mariadb, directory, database='placement',
                  venv=sys.prefix, custom=None):
@@ -361,7 +364,7 @@ class Deployment:
             'database_port': mariadb.port,
             'placement_api_port': self.port,
             'placement_database_name': database,
-            'openstack_service_workers': 2,
+            'openstack_service_workers': self.WORKERS,
             # passwords.yml
             'database_password': 'unused-root-secret',
             'placement_database_password': self.PASSWORD,
@@ -399,11 +402,25 @@ class Deployment:
 
     @contextlib.contextmanager
     def api(self):
-        """The ``placement_api`` container, serving: the Container."""
+        """The ``placement_api`` container, serving: the Container.
+
+        It is stopped (``docker stop``) only once every uwsgi worker has
+        loaded the application: SIGTERM while a ``lazy-apps`` worker is
+        still loading it leaves uwsgi's graceful shutdown hung past
+        ``worker-reload-mercy`` (pyuwsgi 2.0.30 with kolla-ansible's ini;
+        upstream 16.0.0 the same), which a long-running API never
+        meets."""
+        ready = self.log('placement-api-uwsgi.log').count(_APP_READY)
         container = self.container().start()
         try:
             wait_until_serving(self.port, container)
             yield container
+            deadline = time.monotonic() + STARTUP_TIMEOUT
+            while (self.log('placement-api-uwsgi.log').count(_APP_READY)
+                   - ready < self.WORKERS):
+                assert time.monotonic() < deadline, self.log(
+                    'placement-api-uwsgi.log')[-3000:]
+                time.sleep(0.2)
         finally:
             container.stop()
 

@@ -76,19 +76,20 @@ def _lifecycle(deployment):
         provider, consumer = _write(deployment.port)
         before = _read(deployment.port, provider, consumer)
     steps.append(('api stopped', container.exit_status, []))
+    api_output = container.output.read_text()
     for variable in ('KOLLA_UPGRADE', 'KOLLA_BOOTSTRAP', 'KOLLA_OSM'):
         status, output = deployment.run(**{variable: ''})
         steps.append((variable, status, _commands(output)))
     with deployment.api():
         after = _read(deployment.port, provider, consumer)
-    return steps, before, after, output
+    return steps, before, after, api_output
 
 
 def test_kolla_lifecycle_exits_as_upstream(kolla_image, deployment_mariadb,
                                            workdir, upstream_venv):
     ours = kolla.Deployment(kolla_image, deployment_mariadb, workdir / 'ours',
                             database='placement_kolla_ours')
-    steps, before, after, _ = _lifecycle(ours)
+    steps, before, after, api_output = _lifecycle(ours)
     assert steps == [
         ('bootstrap', 0, ['placement-manage db sync',
                           'placement-manage db online_data_migrations']),
@@ -104,10 +105,13 @@ def test_kolla_lifecycle_exits_as_upstream(kolla_image, deployment_mariadb,
     assert before['candidates'][0] == 200
     assert len(before['candidates'][1]['allocation_requests']) == 1
     assert after == before
-    # uwsgi ran kolla-ansible's ini: its workers as placement, its log
-    # where logto2 says, stopped gracefully by docker stop's SIGTERM.
+    # start.sh exec'd config.json's command; uwsgi ran kolla-ansible's
+    # ini: as placement, its log where logto2 says, stopped gracefully
+    # by docker stop's SIGTERM.
+    assert "Running command: 'uwsgi /etc/placement/placement-api-uwsgi.ini'" \
+        in api_output, api_output
+    assert 'setuid() to %d' % kolla_image.users['placement'] in api_output
     uwsgi_log = ours.log('placement-api-uwsgi.log')
-    assert 'setuid() to %d' % kolla_image.users['placement'] in uwsgi_log
     assert uwsgi_log.count('spawned uWSGI worker') == 4, uwsgi_log
     assert uwsgi_log.count('goodbye to uWSGI') == 2, uwsgi_log
     # oslo.log's file from kolla's placement.conf got the request log.

@@ -98,13 +98,15 @@ def _state(mariadb, database, orphaned):
 def _reads(adopt, port):
     client = adopt.Client(port)
     found = adopt.snapshot(client)
-    for path in ('/usages?project_id=%s' % PLACEHOLDER,
-                 '/usages?project_id=%s&user_id=%s' % (PLACEHOLDER,
-                                                       PLACEHOLDER),
-                 '/resource_providers?in_tree=%s' % adopt.SHARED,
-                 '/allocation_candidates?resources=VCPU:1,DISK_GB:10'
-                 '&member_of=%s' % adopt.AGG):
-        for version in ('1.12', '1.38'):
+    for path, versions in (
+            ('/usages?project_id=%s' % PLACEHOLDER, ('1.9', '1.38')),
+            ('/usages?project_id=%s&user_id=%s' % (PLACEHOLDER, PLACEHOLDER),
+             ('1.9', '1.38')),
+            ('/resource_providers?in_tree=%s' % adopt.SHARED,
+             ('1.14', '1.38')),
+            ('/allocation_candidates?resources=VCPU:1,DISK_GB:10'
+             '&member_of=%s' % adopt.AGG, ('1.21', '1.38'))):
+        for version in versions:
             found['%s @%s' % (path, version)] = client.call(
                 'GET', path, version=version)
     for consumer in (adopt.INSTANCE2, adopt.MIGRATION):
