@@ -132,7 +132,7 @@ def test_puppet_apply_syncs_and_apache_serves_the_copied_script(
         assert 'placement-manage-db-sync' not in output, output
 
         # What openstacklib::wsgi::apache made of params.pp's values.
-        script = host.root / 'usr-lib-cgi-bin-upper' / 'placement' / \
+        script = host.upper('/usr/lib/cgi-bin') / 'placement' / \
             'placement-api'
         assert script.read_bytes() == \
             puppet.api_script(service_venv).read_bytes()
@@ -142,7 +142,7 @@ def test_puppet_apply_syncs_and_apache_serves_the_copied_script(
                 'placement-api"') in vhost, vhost
         assert 'WSGIDaemonProcess placement-api' in vhost, vhost
 
-        with host.apache(port):
+        with host.apache(port) as apache:
             status, body = request(port, 'GET', '/')
             assert status == 200, body
             assert body['versions'][0]['max_version'] == '1.39'
@@ -161,7 +161,7 @@ def test_puppet_apply_syncs_and_apache_serves_the_copied_script(
             assert list(body['provider_summaries']) == [provider]
             # mod_wsgi's daemons run as placement (WSGIDaemonProcess
             # user=placement), Apache's children as www-data.
-            assert host.uid in _daemon_uids(host.process.pid)
+            assert host.uid in _daemon_uids(apache.pid)
     finally:
         host.remove()
         deployment_postgres.drop_database(database)
