@@ -160,7 +160,7 @@ class Host:
                   '--tmpfs', '/run', '--dir', '/run/lock',
                   '--proc', '/proc', '--dev', '/dev',
                   '--ro-bind', '/sys', '/sys',
-                  '--tmpfs', '/tmp', '--perms', '0700', '--dir', '/root',
+                  '--tmpfs', '/tmp', '--perms', '0755', '--dir', '/root',
                   '--ro-bind', str(self.files), '/srv/test']
         for path in self.binds:
             for parent in reversed(path.parents[:-1]):

@@ -114,3 +114,33 @@ def upstream_venv():
     except Exception as exc:  # pip's failure, offline
         sources.unavailable('upstream openstack-placement 16.0.0 could not '
                             'be installed: %s' % exc)
+
+
+ANSIBLE = 'ansible>=10,<11'
+
+
+@pytest.fixture(scope='session')
+def ansible_venv():
+    """A venv with ansible (ansible-core 2.17 and the collections the
+    roles use: community.general's ini_file, ansible.posix's json
+    callback): ``$PLACEMENT_TEST_ANSIBLE_VENV``, or one built once in
+    the tools' cache.  Never a dependency of the service."""
+    named = os.environ.get('PLACEMENT_TEST_ANSIBLE_VENV')
+    if named:
+        return pathlib.Path(named)
+    venv = sources.CACHE / 'ansible-venv'
+    marker = venv / 'placement-deploy.installed'
+    if marker.exists() and marker.read_text().strip() == ANSIBLE:
+        return venv
+    sources.CACHE.mkdir(parents=True, exist_ok=True)
+    import subprocess
+    for argv in ([sys.executable, '-m', 'venv', '--clear', str(venv)],
+                 [str(venv / 'bin' / 'pip'), 'install', '--quiet',
+                  '--disable-pip-version-check', ANSIBLE]):
+        proc = subprocess.run(argv, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+        if proc.returncode != 0:
+            sources.unavailable('ansible could not be installed: %s'
+                                % proc.stdout[-1000:])
+    marker.write_text(ANSIBLE + '\n')
+    return venv
