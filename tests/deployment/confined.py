@@ -62,6 +62,22 @@ def minimal(paths):
     return kept
 
 
+def children(pid):
+    """The pids whose parent is ``pid``."""
+    found = []
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open('/proc/%s/stat' % entry) as handle:
+                fields = handle.read().rsplit(')', 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(entry))
+    return sorted(found)
+
+
 def _directory_skeleton(source, target, depth):
     target.mkdir(exist_ok=True)
     stat = source.stat()
@@ -161,6 +177,7 @@ class Host:
                   '--proc', '/proc', '--dev', '/dev',
                   '--ro-bind', '/sys', '/sys',
                   '--tmpfs', '/tmp', '--perms', '0755', '--dir', '/root',
+                  '--perms', '0755', '--dir', '/srv',
                   '--ro-bind', str(self.files), '/srv/test']
         for path in self.binds:
             for parent in reversed(path.parents[:-1]):
@@ -198,6 +215,31 @@ class Host:
                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 start_new_session=True)
         return self.process
+
+    def main_pid(self):
+        """The host pid of the command the server's bubblewrap runs (the
+        container's main process: what ``docker stop`` and the kubelet
+        signal), the child of bubblewrap's init in the new PID
+        namespace (``unshare`` and its shell exec bubblewrap, so the
+        started process is bubblewrap itself); None once it is gone."""
+        for init in children(self.process.pid):
+            for main in children(init):
+                return main
+        return None
+
+    def terminate(self, timeout=30):
+        """SIGTERM to the main process only (a container's stop), then
+        ``stop``: the exit status (None when it had to be killed)."""
+        if self.process is not None and self.process.poll() is None:
+            pid = self.main_pid()
+            if pid is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                pass
+        return self.stop(timeout=1)
 
     def stop(self, timeout=30):
         """SIGTERM to the server's process group, SIGKILL to what is

@@ -57,6 +57,7 @@ import sys
 import tempfile
 import time
 
+from tests.deployment import confined
 from tests.deployment import kolla_ansible
 from tests.deployment import sources
 from tests.functional import server as functional_server
@@ -250,9 +251,9 @@ class Container:
         """The host pid of the command start.sh exec'd (the container's
         main process, which ``docker stop`` signals): the child of
         bubblewrap's init in the new PID namespace."""
-        init = _children(self.process.pid)
+        init = confined.children(self.process.pid)
         for pid in init:
-            found = _children(pid)
+            found = confined.children(pid)
             if found:
                 return found[0]
         return None
@@ -284,21 +285,6 @@ class Container:
                 os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait(timeout=30)
         shutil.rmtree(self.root, ignore_errors=True)
-
-
-def _children(pid):
-    found = []
-    for entry in os.listdir('/proc'):
-        if not entry.isdigit():
-            continue
-        try:
-            with open('/proc/%s/stat' % entry) as handle:
-                fields = handle.read().rsplit(')', 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            found.append(int(entry))
-    return sorted(found)
 
 
 def wait_until_serving(port, container, timeout=STARTUP_TIMEOUT):
