@@ -6,6 +6,9 @@ Request flow, outermost first:
                     enable_proxy_headers_parsing is set: X-Forwarded-*
   RequestId (WSGI)  every response gets x-openstack-request-id
   /healthcheck      oslo.middleware's health check, before any auth
+  /ui/              the dashboard's static files (placement/ui), before
+                    any auth (its pages call the API with a token); only
+                    when [api] ui_enabled
   CORS (WSGI)       only when [cors] allowed_origin is set
   KeystoneAuth      (WSGI, auth_strategy=keystone) validates the token
   WriteAfterAnswer  (WSGI) writes RequestLog's line once the answer is sent
@@ -32,6 +35,7 @@ from placement import errors
 from placement import metrics
 from placement import openapi
 from placement import policy
+from placement import ui
 from placement.handlers import aggregate
 from placement.handlers import allocation
 from placement.handlers import allocation_candidate
@@ -40,6 +44,7 @@ from placement.handlers import audit
 from placement.handlers import base
 from placement.handlers import inventory
 from placement.handlers import openapi_document
+from placement.handlers import overview
 from placement.handlers import resource_class
 from placement.handlers import reshaper
 from placement.handlers import resource_provider
@@ -92,6 +97,9 @@ def routes():
          allocation_candidate_extras.Capacity()),
         ('/audit', audit.Audit()),
         ('/audit/what_if', audit.WhatIf()),
+        ('/overview', overview.Summary()),
+        ('/overview/providers', overview.Providers()),
+        ('/overview/providers/{uuid}', overview.Provider()),
     ]
     return api + [(openapi.PATH, openapi_document.OpenAPIDocument(api))]
 
@@ -148,7 +156,10 @@ def build_falcon_app(conf, db, enforcer):
 
 
 def prepare_database(conf, db):
-    """Migrate (when configured or embedded) and sync standard names."""
+    """Migrate (when configured or embedded) and sync standard names,
+    once the database answers (``max_retries``, ``retry_interval``)."""
+    group = conf.placement_database
+    db.wait_until_reachable(group.max_retries, group.retry_interval)
     if conf.placement_database.sync_on_startup or not (
             conf.placement_database.connection):
         migration.upgrade(db.engine)
@@ -179,6 +190,8 @@ def build_app(conf, db=None, prepare=True):
     if conf.cors.allowed_origin:
         application = cors.CORS(application, conf)
     application = health.HealthcheckRouter(application, conf)
+    if conf.api.ui_enabled:
+        application = ui.Dashboard(application)
     application = request_id.RequestId(application)
     if conf.oslo_middleware.enable_proxy_headers_parsing:
         # Only when asked for: it costs a webob request on every call.

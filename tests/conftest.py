@@ -191,6 +191,17 @@ def db(conf, database_url):
 
 
 @pytest.fixture
+def config_file(tmp_path, database_url):
+    """A placement.conf naming the test's database (and a policy file
+    that need not exist), as the commands read it."""
+    path = tmp_path / 'placement.conf'
+    path.write_text('[placement_database]\nconnection = %s\n'
+                    '[oslo_policy]\npolicy_file = %s\n'
+                    % (database_url, tmp_path / 'commands-policy.yaml'))
+    return str(path)
+
+
+@pytest.fixture
 def one_connection(database_url):
     """A Database on a pool of one connection, so that every transaction
     meets the session the one before it used."""

@@ -18,9 +18,12 @@
 4. Starts this service on the same database, reads everything back and
    compares: every answer must be identical.  Then writes (a new
    provider, an allocation, a trait change, a delete) must work.
-5. The reverse: upstream again, on the database we adopted and wrote to;
-   reads back (including our writes) and writes; and whether upstream's own
-   ``db sync`` accepts our revision.
+5. The reverse: our ``placement-manage db stamp`` of upstream's revision
+   (what README.rst says to run to go back), upstream's own ``db sync``
+   (must exit 0), then upstream again on the database we adopted and
+   wrote to: reads back (including our writes) and writes.
+6. And back again: our ``db sync`` adopts it a second time and this
+   service reads back what upstream last served.
 
 Prints a report and exits 1 if any answer differed or any write failed.
 """
@@ -204,6 +207,10 @@ def write(client, name):
             'deletes)' % name]
 
 
+# Upstream 16.0.0's alembic head.
+UPSTREAM_HEAD = 'a082b8bb98d0'
+
+
 def run_tool(binary, conf, *args):
     proc = subprocess.run([binary, '--config-file', conf, *args],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -266,14 +273,20 @@ def main():
             report.append('ours %s: exit %d\n    %s'
                           % (' '.join(step), code,
                              out.replace('\n', '\n    ')))
-        ours = start('ours', ours_argv, dict(os.environ), workdir)
-        running.append(ours)
-        after = snapshot(Client(ours.port), bug)
-        found = compare('ours vs upstream', before, after)
-        problems += found
-        report.append('ours read back %d answers: %s'
-                      % (len(after), 'identical' if not found
-                         else '%d differ' % len(found)))
+        def read_back(label, expected):
+            """This service started on the database: its answers,
+            compared with ``expected`` and reported; the server."""
+            ours = start('ours', ours_argv, dict(os.environ), workdir)
+            running.append(ours)
+            answers = snapshot(Client(ours.port), bug)
+            found = compare(label + ' vs upstream', expected, answers)
+            problems.extend(found)
+            report.append('%s read back %d answers: %s'
+                          % (label, len(answers), 'identical' if not found
+                             else '%d differ' % len(found)))
+            return ours
+
+        ours = read_back('ours', before)
         try:
             report += write(Client(ours.port), 'ours')
         except RuntimeError as exc:
@@ -282,6 +295,17 @@ def main():
         ours.stop()
         running.remove(ours)
 
+        for binary, step in (
+                (ours_bin, ('db', 'stamp', UPSTREAM_HEAD)),
+                (up_bin, ('db', 'sync'))):
+            code, out = run_tool(os.path.join(binary, 'placement-manage'),
+                                 conf, *step)
+            who = 'ours' if binary == ours_bin else 'upstream'
+            report.append('reverse: %s placement-manage %s: exit %d'
+                          % (who, ' '.join(step), code))
+            if code != 0:
+                problems.append('reverse: %s %s failed: %s'
+                                % (who, ' '.join(step), out[-300:]))
         upstream = start('upstream', upstream_argv, up_env, workdir)
         running.append(upstream)
         back = snapshot(Client(upstream.port), bug)
@@ -296,13 +320,16 @@ def main():
         except RuntimeError as exc:
             problems.append('upstream on our database: write failed: %s'
                             % exc)
+        upstream_view = snapshot(Client(upstream.port), bug)
         upstream.stop()
         running.remove(upstream)
-        code, out = run_tool(os.path.join(up_bin, 'placement-manage'), conf,
-                             'db', 'sync')
-        report.append('reverse: upstream db sync on our revision: exit %d%s'
-                      % (code, '' if code == 0 else '\n    ' +
-                         out.splitlines()[-1][:300]))
+
+        code, out = run_tool(os.path.join(ours_bin, 'placement-manage'),
+                             conf, 'db', 'sync')
+        report.append('again: ours db sync: exit %d' % code)
+        if code != 0:
+            problems.append('again: ours db sync failed: %s' % out[-300:])
+        read_back('again: ours', upstream_view)
     finally:
         for process in running:
             process.stop()

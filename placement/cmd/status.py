@@ -131,12 +131,15 @@ def check_change_log_protocol(conf):
             'the database\'s (%s) read the tables again for every answer '
             'and fail their health check until restarted with this '
             'release: %s.' % (changes.PROTOCOL, '; '.join(behind))))
-    return _result(SUCCESS, 'Change log protocol %s; API processes that '
-                            'read the log in the last %d minutes: %d, all '
-                            'following it.'
-                   % (changes.PROTOCOL,
-                      api_processes.LIVE_WITHIN.total_seconds() // 60,
-                      len(live)))
+    minutes = api_processes.LIVE_WITHIN.total_seconds() // 60
+    if not live:
+        return _result(SUCCESS, 'Change log protocol %s; no API process '
+                                'read the log in the last %d minutes.'
+                       % (changes.PROTOCOL, minutes))
+    return _result(SUCCESS, 'Change log protocol %s, followed by the %d '
+                            'API process(es) that read the log in the last '
+                            '%d minutes.'
+                   % (changes.PROTOCOL, len(live), minutes))
 
 
 def check_policy(conf):

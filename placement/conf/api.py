@@ -5,7 +5,8 @@ from oslo_config import cfg
 from placement.conf import groups
 
 GROUP = cfg.OptGroup('api', title='API options',
-                     help='How the HTTP API authenticates its callers.')
+                     help='How the HTTP API authenticates its callers, and '
+                          'whether it serves the dashboard.')
 
 OPTS = [
     cfg.StrOpt(
@@ -23,6 +24,14 @@ OPTS = [
         help='How API requests are authenticated. Without any '
              'configuration file the service runs embedded, with '
              'noauth2.'),
+    cfg.BoolOpt(
+        'ui_enabled',
+        default=True,
+        help='Serve the read-only capacity dashboard at /ui/: static '
+             'files (no token needed to fetch them) whose pages call '
+             'this API with the token the user enters, so they show what '
+             'policy lets that token see. False answers /ui/ with 404; '
+             'the /overview extensions the dashboard reads stay served.'),
 ]
 
 

@@ -41,9 +41,10 @@ OPTS = [
     cfg.IntOpt('max_pool_size', default=5, min=1,
                help='Connections kept open per process.'),
     cfg.IntOpt('max_retries', default=10,
-               help='Attempts to connect at start-up (-1 for ever).'),
+               help='Attempts to connect when the API or '
+                    'placement-manage starts (-1 for ever).'),
     cfg.IntOpt('retry_interval', default=10,
-               help='Seconds between connection attempts at start-up.'),
+               help='Seconds between those connection attempts.'),
     cfg.IntOpt('max_overflow', default=50, min=0,
                help='Connections allowed beyond max_pool_size under load.'),
     cfg.IntOpt('connection_debug', default=0, min=0, max=100,

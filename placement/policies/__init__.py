@@ -14,6 +14,7 @@ from placement.policies import allocation_candidate_extras
 from placement.policies import audit
 from placement.policies import base
 from placement.policies import inventory
+from placement.policies import overview
 from placement.policies import reshaper
 from placement.policies import resource_class
 from placement.policies import resource_provider
@@ -42,4 +43,5 @@ def list_rules():
         # This service's extensions, after upstream's rules.
         allocation_candidate_extras.list_rules(),
         audit.list_rules(),
+        overview.list_rules(),
     ))

@@ -17,6 +17,7 @@ import os
 import socket
 import threading
 import time
+import weakref
 
 import sqlalchemy as sa
 
@@ -84,8 +85,8 @@ class Registration:
         self._pid = None
         self._id = None
         self._due = 0.0
-        self._db = None
-        atexit.register(self._forget)
+        self._db = None     # weakly: a registration keeps no database
+        _registrations.add(self)
 
     def report(self, db):
         """Write this process's row if it is due; cheap when it is not."""
@@ -100,18 +101,29 @@ class Registration:
                 self._id = db.write(
                     _register, socket.gethostname()[:255], self._pid,
                     changes.PROTOCOL, self._release, now)
-                self._db = db
+                self._db = weakref.ref(db)
         except Exception as error:  # noqa: BLE001 - retried later
             LOG.debug('API process not recorded: %s', error)
         finally:
             self._lock.release()
 
-    def _forget(self):
-        """At exit: remove the row of this process (a child forked after
-        its parent registered has a row of its own, or none)."""
-        if self._id is None or self._pid != os.getpid():
+    def forget(self):
+        """Remove the row of this process (a child forked after its
+        parent registered has a row of its own, or none)."""
+        db = self._db() if self._db is not None else None
+        if db is None or self._id is None or self._pid != os.getpid():
             return
         try:
-            self._db.write(_forget, self._id)
+            db.write(_forget, self._id)
         except Exception as error:  # noqa: BLE001 - it ages out instead
             LOG.debug('API process record not removed: %s', error)
+
+
+_registrations = weakref.WeakSet()
+
+
+@atexit.register
+def _forget_all():
+    """At a normal exit, every registration's row goes."""
+    for registration in list(_registrations):
+        registration.forget()

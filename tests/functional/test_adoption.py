@@ -33,15 +33,6 @@ UPSTREAMS = [table for table in tables.metadata.sorted_tables
 
 
 @pytest.fixture
-def config_file(tmp_path, database_url):
-    path = tmp_path / 'placement.conf'
-    path.write_text('[placement_database]\nconnection = %s\n'
-                    '[oslo_policy]\npolicy_file = %s\n'
-                    % (database_url, tmp_path / 'policy.yaml'))
-    return str(path)
-
-
-@pytest.fixture
 def upstream_db(database_url):
     """The test's database with a provider tree, a consumer and its
     allocation, recorded at an upstream revision."""

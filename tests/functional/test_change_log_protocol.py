@@ -145,16 +145,12 @@ def test_a_process_that_reads_the_log_records_its_protocol(client,
 
 
 def test_the_newer_release_upgrade_check_names_processes_behind(
-        client, database_url, foreign, tmp_path, monkeypatch, capsys):
+        client, config_file, foreign, monkeypatch, capsys):
     """What the next release's ``placement-status`` says while this
     release's processes still serve its database."""
-    config_file = tmp_path / 'status.conf'
-    config_file.write_text('[placement_database]\nconnection = %s\n'
-                           '[oslo_policy]\npolicy_file = %s\n'
-                           % (database_url, tmp_path / 'none.yaml'))
     _provider(client, 8)
     _capacity(client)
-    argv = ['--config-file', str(config_file), 'upgrade', 'check', '--json']
+    argv = ['--config-file', config_file, 'upgrade', 'check', '--json']
     assert status.main(argv) == status.SUCCESS
     capsys.readouterr()
 

@@ -27,15 +27,6 @@ ORPHANS = ['c%07d-0000-4000-8000-000000000000' % n for n in (1, 2, 3)]
 
 
 @pytest.fixture
-def config_file(tmp_path, database_url):
-    path = tmp_path / 'placement.conf'
-    path.write_text('[placement_database]\nconnection = %s\n'
-                    '[oslo_policy]\npolicy_file = %s\n'
-                    % (database_url, tmp_path / 'policy.yaml'))
-    return str(path)
-
-
-@pytest.fixture
 def unmigrated(foreign):
     """Three parentless providers without a root id, the first with a
     child and a grandchild that lack one too, 8 VCPU on each root and 8 on

@@ -61,7 +61,10 @@ def test_extensions_are_marked(document):
         document['paths']['/allocation_candidates/' + name]['get']
         for name in ('explain', 'capacity')] + [
         document['paths']['/audit']['get'],
-        document['paths']['/audit/what_if']['post']]
+        document['paths']['/audit/what_if']['post']] + [
+        document['paths'][path]['get'] for path in (
+            '/overview', '/overview/providers',
+            '/overview/providers/{uuid}')]
     assert all(o['x-openstack-extension'] is True for o in extensions)
     others = [operation for item in document['paths'].values()
               for name, operation in item.items()

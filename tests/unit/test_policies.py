@@ -75,6 +75,9 @@ EXPECTED_RULES = {
     'placement:allocation_candidates:capacity': ('rule:admin_api', PROJECT),
     'placement:audit': ('rule:admin_api', PROJECT),
     'placement:audit:what_if': ('rule:admin_api', PROJECT),
+    'placement:overview': (ADMIN_OR_SERVICE, PROJECT),
+    'placement:overview:providers': (ADMIN_OR_SERVICE, PROJECT),
+    'placement:overview:provider': (ADMIN_OR_SERVICE, PROJECT),
 }
 
 RP = '/resource_providers/{uuid}'
@@ -132,6 +135,9 @@ EXPECTED_OPERATIONS = {
         ('GET', '/allocation_candidates/capacity')],
     'placement:audit': [('GET', '/audit')],
     'placement:audit:what_if': [('POST', '/audit/what_if')],
+    'placement:overview': [('GET', '/overview')],
+    'placement:overview:providers': [('GET', '/overview/providers')],
+    'placement:overview:provider': [('GET', '/overview/providers/{uuid}')],
 }
 
 # Base rules that fall back to the pre-Wallaby admin-only default.
