@@ -48,8 +48,8 @@ def _write(port):
          'inventories': {'VCPU': {'total': 8}, 'MEMORY_MB': {'total': 4096}}})
     assert status == 200, body
     status, body = request(port, 'PUT', '/allocations/%s' % consumer, {
-        'allocations': {provider: {'resources': {'VCPU': 2,
-                                                  'MEMORY_MB': 512}}},
+        'allocations': {
+            provider: {'resources': {'VCPU': 2, 'MEMORY_MB': 512}}},
         'project_id': PROJECT, 'user_id': USER,
         'consumer_generation': None, 'consumer_type': 'INSTANCE'})
     assert status == 204, body
@@ -89,6 +89,13 @@ def test_kolla_lifecycle_exits_as_upstream(kolla_image, deployment_mariadb,
                                            workdir, upstream_venv):
     ours = kolla.Deployment(kolla_image, deployment_mariadb, workdir / 'ours',
                             database='placement_kolla_ours')
+    # kolla-ansible's database options, as its template sets them, are
+    # what the service runs with.
+    conf = (ours.config / 'placement.conf').read_text()
+    for line in ('max_retries = -1', 'max_pool_size = 1',
+                 'max_overflow = 1000', 'connection_recycle_time = 10',
+                 'connection = mysql+pymysql://placement:'):
+        assert line in conf, conf
     steps, before, after, api_output = _lifecycle(ours)
     assert steps == [
         ('bootstrap', 0, ['placement-manage db sync',

@@ -12,9 +12,9 @@ plus ``postgresql::globals`` naming bookworm's PostgreSQL and its
 ``python3-psycopg2`` (the module predates bookworm; ``oslo::db`` wants
 the driver's package, installed beforehand), ``apache::mod::wsgi``
 naming Debian's Python 3 mod_wsgi package (the module's default is the
-Python 2 one bookworm lacks), the ``apache`` class told not to manage the service (there is no
-init system in the confined host; the test starts Apache as
-``apache2ctl`` does) and no default vhost.  See ``puppet.py`` for the
+Python 2 one bookworm lacks), the ``apache`` class told not to manage
+the service (there is no init system in the confined host; the test
+starts Apache as ``apache2ctl`` does) and no default vhost.  See ``puppet.py`` for the
 confined host.
 """
 
