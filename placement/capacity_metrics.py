@@ -3,7 +3,7 @@ operator names (``[metrics] capacity_request``) fit now.
 
 The placement-api parent, which serves the metrics, computes them every
 ``[metrics] capacity_interval`` seconds in a thread of its own, from a
-candidate state of its own (``snapshot.State``, refreshed from the
+candidate state of its own (``providers.State``, refreshed from the
 change log like the workers' ones), and a scrape reads the last result:
 scraping never computes.  A round reads the database between forks
 (``Database.between_forks``): no worker is forked while it holds a
@@ -24,8 +24,9 @@ import time
 from placement import errors
 from placement.candidates import capacity
 from placement.candidates import filters
-from placement.candidates import snapshot
-from placement.handlers import allocation_candidate_query
+from placement.state import providers
+from placement.state import snapshot
+from placement import candidate_query
 
 LOG = logging.getLogger(__name__)
 
@@ -41,7 +42,7 @@ def parse_request(value):
         raise BadCapacityRequest(
             '[metrics] capacity_request %r is not NAME=REQUEST' % value)
     try:
-        return name.strip(), allocation_candidate_query.from_text(text)
+        return name.strip(), candidate_query.from_text(text)
     except errors.PlacementError as exc:
         raise BadCapacityRequest('[metrics] capacity_request %s: %s' % (
             name.strip(), exc.description)) from exc
@@ -118,18 +119,18 @@ class Refresher(threading.Thread):
         self.requests = requests
         self.interval = interval
         self.collector = collector
-        self.state = snapshot.State()
+        self.state = providers.State()
 
     def refresh(self):
         try:
             # Only the read holds off forks: the count may take seconds
             # in a large cloud, and a worker's fork would wait for it.
             with self.db.between_forks():
-                self.db.read(self.state.refresh)
+                self.db.read(snapshot.refresh, self.state)
             self.collector.update(compute(self.state, self.requests))
         except Exception:  # noqa: BLE001 - the next round tries again
             LOG.exception('placement_capacity gauges not refreshed')
-            self.state = snapshot.State()
+            self.state = providers.State()
 
     def run(self):
         while True:

@@ -29,9 +29,9 @@ findings name; the consumers spanning trees are kept in memory
 import dataclasses
 import datetime
 
-from placement.candidates import snapshot
+from placement.state import snapshot
 from placement.storage import audit as storage
-from placement.storage import consumer_spans
+from placement.state import consumer_spans
 from placement.storage import tables
 
 KINDS = ('over_capacity', 'split_consumers', 'stale_migrations',
@@ -135,7 +135,7 @@ def _in_scope(in_scope, provider_ids):
 def _records(state, in_scope, test):
     """(provider, class id, class name, Inventory, what ``test`` said) of
     every inventory in scope that ``test(Inventory)`` finds something
-    about.  Providers alike share their records (``snapshot``), so each
+    about.  Providers alike share their records (``state.providers``), so each
     shared set of records is tested once: at 100,000 providers that is a
     few hundred tests, not 300,000."""
     providers = state.providers
@@ -155,7 +155,8 @@ def _records(state, in_scope, test):
 
 def _capacity_words(record):
     return '%d = (%d - %d reserved) x %s' % (
-        record.capacity, record.total, record.reserved, record.ratio)
+        record.capacity, record.total, record.reserved,
+        record.allocation_ratio)
 
 
 def _is_over(record):

@@ -15,11 +15,11 @@ inventories.  Nothing is written.
 
 import dataclasses
 
+from placement import inventory_rules
 from placement.audit import findings
 from placement.candidates import capacity
-from placement.candidates import snapshot
+from placement.state import snapshot
 from placement.storage import audit as storage
-from placement.storage import inventories as inventory_storage
 
 class Invalid(ValueError):
     """The changes name what does not exist, or make a record that
@@ -37,21 +37,19 @@ class Changes:
     by_trait: dict = dataclasses.field(default_factory=dict)
 
 
-def what_if(db, changes, defaults, check_record, request=None):
+def what_if(db, changes, request=None):
     """The answer's body (JSON-ready).
 
-    ``defaults`` fills the fields a new record leaves out;
-    ``check_record(provider uuid, class name, record)`` says why a
-    merged record cannot be stored (None when it can), as a PUT of it
-    would be answered; ``request`` (a CandidateRequest) is counted in
-    copies before and after.
+    A merged record that a PUT of it would have refused (at the latest
+    microversion) is Invalid; ``request`` (a CandidateRequest) is counted
+    in copies before and after.
     """
     with snapshot.of(db).fresh() as state:
-        records = _merged(state, changes, defaults)
+        records = _merged(state, changes)
         for (provider_id, name), record in records.items():
             if record is not None:
-                problem = check_record(state.provider(provider_id).uuid,
-                                       name, record)
+                problem = inventory_rules.problem(
+                    state.provider(provider_id).uuid, name, record)
                 if problem:
                     raise Invalid(problem)
         rows = _rows(state, records)
@@ -96,7 +94,7 @@ def _targets(state, changes):
     return targets
 
 
-def _merged(state, changes, defaults):
+def _merged(state, changes):
     """{(provider id, class name): the record after (None: removed)} of
     every provider and class the changes touch.
 
@@ -123,7 +121,8 @@ def _merged(state, changes, defaults):
                             'give its total.' % (
                                 state.provider(provider_id).uuid, name))
                 else:
-                    merged[key] = dict(current or defaults, **change)
+                    merged[key] = dict(current or inventory_rules.DEFAULTS,
+                                       **change)
     return merged
 
 
@@ -133,19 +132,12 @@ def _record(provider, class_id):
     record = provider.inventory.get(class_id)
     if record is None:
         return None
-    return dict(zip(inventory_storage.FIELDS, _held_values(record)))
-
-
-def _held_values(inventory):
-    """A snapshot.Inventory's fields, in the order of
-    ``inventories.FIELDS`` (the order snapshot.Inventory takes them)."""
-    return (inventory.total, inventory.reserved, inventory.min_unit,
-            inventory.max_unit, inventory.step_size, inventory.ratio)
+    return dict(zip(inventory_rules.FIELDS, record.fields()))
 
 
 def _values(record):
-    """A record's fields (a dict), in that same order."""
-    return tuple(record[field] for field in inventory_storage.FIELDS)
+    """A record's fields (a dict), in ``inventory_rules.FIELDS`` order."""
+    return tuple(record[field] for field in inventory_rules.FIELDS)
 
 
 def _whole(state, records):
@@ -157,7 +149,7 @@ def _whole(state, records):
         if inventory is None:
             provider = state.provider(provider_id)
             inventory = whole[provider_id] = {
-                class_id: _held_values(held)
+                class_id: held.fields()
                 for class_id, held in provider.inventory.items()}
         if record is None:
             inventory.pop(state.class_id(name), None)
@@ -174,7 +166,7 @@ def _rows(state, records):
         current = provider.inventory.get(class_id)
         used = current.used if current is not None else 0
         before = current.capacity if current is not None else 0
-        after = (inventory_storage.capacity(record)
+        after = (inventory_rules.capacity_of(record)
                  if record is not None else 0)
         refused = None
         if record is None and used:

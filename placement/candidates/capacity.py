@@ -30,7 +30,7 @@ import collections
 import itertools
 
 from placement.candidates import combine
-from placement.candidates import engine
+from placement.candidates import search
 from placement.candidates import plan
 from placement.candidates import request as candidate_request
 
@@ -224,7 +224,7 @@ def capacity(state, request):
     ``limit`` is not used: it bounds an answer, not what fits.  Unknown
     names fail as the candidate search fails on them (it is run up to its
     first answer, which is where it would fail)."""
-    engine.find(state, request, candidate_request.Settings(max_candidates=1),
+    search.find(state, request, candidate_request.Settings(max_candidates=1),
                 show_traits=False, show_all_resources=False)
     result = _Result(state)
     loaded = plan.load_groups(state, request)

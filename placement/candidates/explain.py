@@ -29,7 +29,7 @@ import itertools
 import logging
 
 from placement.candidates import combine
-from placement.candidates import engine
+from placement.candidates import search
 from placement.candidates import funnel
 from placement.candidates import groups as group_loading
 from placement.candidates import plan
@@ -228,7 +228,7 @@ def _group_step(state, step):
 def explain(state, request, settings):
     """The explanation as plain data (see the module); the engine's
     errors (unknown class or trait) propagate as they do for it."""
-    answers, _ = engine.find(state, request, settings, show_traits=False,
+    answers, _ = search.find(state, request, settings, show_traits=False,
                              show_all_resources=False)
     roots = state.roots()
     trees = _Trees(roots)

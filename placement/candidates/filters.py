@@ -1,7 +1,8 @@
-"""The filters of the candidate search, over the in-memory state.
+"""The filters of the candidate search, over the in-memory state, on
+top of what the state answers itself (``state.queries``).
 
-Every function takes the ``snapshot.State`` and plain values and returns
-plain values (ids, sets, dicts).  A provider passes a request group when
+Every function takes the ``state.providers.State`` and plain values and
+returns plain values (ids, sets, dicts).  A provider passes a request group when
 it has room for each requested amount (capacity, min_unit, max_unit,
 step_size, current usage), holds one trait of every required set and
 none of the forbidden ones, and is in an aggregate of every ``member_of``
@@ -56,44 +57,6 @@ def root_of(state, uuid):
     return None if provider is None else provider.root
 
 
-def in_every(state, member_of):
-    """Ids of the providers in (an aggregate of) every set of
-    ``member_of``."""
-    found = None
-    for uuids in member_of:
-        members = in_any(state, uuids)
-        found = members if found is None else found & members
-    return found if found is not None else set()
-
-
-def in_any(state, aggregate_uuids):
-    """Ids of the providers in any of the aggregates."""
-    members = set()
-    for uuid in aggregate_uuids:
-        members |= state.in_aggregate(uuid)
-    return members
-
-
-def holding_every(state, class_ids):
-    """Ids of the providers with inventory of every class."""
-    found = None
-    for class_id in sorted(class_ids,
-                           key=lambda c: len(state.holding_class(c))):
-        members = state.holding_class(class_id)
-        found = set(members) if found is None else found & members
-        if not found:
-            break
-    return found if found is not None else set()
-
-
-def holding_any(state, class_ids):
-    """Ids of the providers with inventory of any of the classes."""
-    found = set()
-    for class_id in class_ids:
-        found |= state.holding_class(class_id)
-    return found
-
-
 def drop_by_traits(state, found, required=(), forbidden=()):
     """``found`` (a set, changed in place) less the providers that lack
     one of each set of ``required`` trait ids or hold a ``forbidden``
@@ -118,56 +81,8 @@ def reaching(state, members):
     return found
 
 
-def traits_pass(provider, required, forbidden):
-    """One trait id of each set of ``required``, none of ``forbidden``."""
-    traits = provider.traits
-    return (traits.isdisjoint(forbidden)
-            and all(not traits.isdisjoint(any_of) for any_of in required))
-
-
-def aggregates_pass(provider, member_of, forbidden_aggregates):
-    """An aggregate of each set of ``member_of``, none of the
-    forbidden."""
-    aggregates = provider.aggregates
-    return (aggregates.isdisjoint(forbidden_aggregates)
-            and all(not aggregates.isdisjoint(uuids)
-                    for uuids in member_of))
-
-
-def misfit(record, amount):
-    """Why ``amount`` of a class does not fit the provider's inventory
-    ``record`` of it (None: it has none), as the first check it fails:
-    ``'inventory'``, ``'min_unit'``, ``'max_unit'``, ``'step_size'`` or
-    ``'free'`` (capacity less current usage); None when it fits.
-
-    The one statement of the checks: ``with_room`` decides by it, and the
-    explain funnel words the failed check (in this order) by it."""
-    if record is None:
-        return 'inventory'
-    if amount < record.min_unit:
-        return 'min_unit'
-    if amount > record.max_unit:
-        return 'max_unit'
-    if amount % record.step_size:
-        return 'step_size'
-    if amount > record.free:
-        return 'free'
-    return None
-
-
-def with_room(provider, amounts):
-    """The class ids of ``amounts`` ({class id: amount}) the provider has
-    room for (``misfit`` finds nothing)."""
-    found = []
-    records = provider.inventory
-    for class_id, amount in amounts.items():
-        if misfit(records.get(class_id), amount) is None:
-            found.append(class_id)
-    return found
-
-
 class Inventories:
-    """{(provider id, class id): snapshot.Inventory}, read from the state
+    """{(provider id, class id): providers.Inventory}, read from the state
     as the search asks (it asks only where slots compete)."""
 
     def __init__(self, state):

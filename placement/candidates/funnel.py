@@ -29,6 +29,7 @@ import dataclasses
 
 from placement.candidates import combine
 from placement.candidates import filters
+from placement.state import queries
 
 EXAMPLES = 5
 
@@ -66,9 +67,9 @@ class _Check:
 
 def capacity_reason(name, record, amount):
     """Why ``amount`` of class ``name`` does not fit ``record``, in the
-    operator's terms: ``filters.misfit``'s check put in words; None when
+    operator's terms: ``queries.misfit``'s check put in words; None when
     it fits."""
-    failed = filters.misfit(record, amount)
+    failed = queries.misfit(record, amount)
     if failed is None:
         return None
     if failed == 'inventory':
@@ -76,7 +77,7 @@ def capacity_reason(name, record, amount):
     if failed == 'free':
         return '%s: needs %d, free %d = (%d - %d reserved) x %s - %d used' % (
             name, amount, record.free, record.total, record.reserved,
-            record.ratio, record.used)
+            record.allocation_ratio, record.used)
     if failed == 'step_size':
         return '%s: needs %d, not a multiple of step_size %d' % (
             name, amount, record.step_size)
@@ -224,7 +225,7 @@ class _Checks:
                 'have forbidden trait %s%s' % (
                     _names(group.forbidden_traits), self.where),
                 pair=lambda provider, _: (
-                    None if filters.traits_pass(provider, (), forbidden) else
+                    None if queries.traits_pass(provider, (), forbidden) else
                     'has trait %s' % _names(self.state.trait_name(t) for t
                                             in provider.traits & forbidden)))
 
@@ -233,7 +234,7 @@ class _Checks:
                for any_of in sets]
         if self.group.granular:
             return _Check(constraint, detail, phrase, pair=lambda p, _: (
-                None if filters.traits_pass(p, ids, ()) else
+                None if queries.traits_pass(p, ids, ()) else
                 _missing(p.traits, sets, ids)))
         return _Check(constraint, detail, phrase, tree=lambda anchor: (
             self._together(anchor, sets, ids)))
@@ -262,12 +263,12 @@ class _Checks:
     def aggregate_checks(self):
         group, state = self.group, self.state
         if group.member_of:
-            members = filters.in_every(state, group.member_of)
+            members = queries.in_every(state, group.member_of)
             detail = {'aggregates': [sorted(s) for s in group.member_of]}
             phrase = 'are not in %s%s' % (' and '.join(
                 _aggregates(s) for s in group.member_of), self.where)
             if group.granular:
-                pair = lambda p, _: None if filters.aggregates_pass(
+                pair = lambda p, _: None if queries.aggregates_pass(
                     p, group.member_of, ()) else _not_member(
                         p, group.member_of)
             else:
@@ -279,7 +280,7 @@ class _Checks:
             yield _Check('member_of', detail, phrase, pair=pair)
         if group.forbidden_aggregates:
             bad = group.forbidden_aggregates
-            bad_ids = filters.in_any(state, bad)
+            bad_ids = queries.in_any(state, bad)
             phrase = 'are in forbidden aggregate %s%s' % (_names(bad),
                                                           self.where)
 
@@ -318,7 +319,7 @@ class _Checks:
 
 def _missing(traits, sets, ids):
     """Which of ``sets`` (trait names; ``ids`` theirs) ``traits`` lacks,
-    once ``filters.traits_pass`` has said it lacks one."""
+    once ``queries.traits_pass`` has said it lacks one."""
     for names, any_of in zip(sets, ids):
         if traits.isdisjoint(any_of):
             return 'lacks %s%s' % ('any of ' if len(names) > 1 else '',

@@ -14,6 +14,7 @@ import dataclasses
 
 from placement.candidates import combine
 from placement.candidates import filters
+from placement.state import queries
 
 
 class Empty(Exception):
@@ -91,7 +92,7 @@ def resolve(state, group, class_names):
     ids = filters.class_ids(state, list(group.resources))
     for name, class_id in ids.items():
         class_names[class_id] = name
-    if group.member_of and not filters.in_every(state, group.member_of):
+    if group.member_of and not queries.in_every(state, group.member_of):
         raise Empty()
     names = {name for any_of in group.required_traits
              for name in any_of} | group.forbidden_traits
@@ -197,13 +198,13 @@ class Loader:
                       if self._indexed(resolved) else None)
         for provider in self._within(resolved.tree_root, candidates):
             if candidates is None and not (
-                    filters.traits_pass(provider, resolved.required,
+                    queries.traits_pass(provider, resolved.required,
                                         resolved.forbidden)
-                    and filters.aggregates_pass(
+                    and queries.aggregates_pass(
                         provider, group.member_of,
                         group.forbidden_aggregates)):
                 continue
-            if amounts and len(filters.with_room(
+            if amounts and len(queries.with_room(
                     provider, amounts)) < len(amounts):
                 continue
             for anchor in self.anchors(provider):
@@ -215,15 +216,15 @@ class Loader:
         traits and aggregates it asks for, from the state's indexes."""
         group, state = resolved.group, self.state
         if resolved.amounts:
-            found = filters.holding_every(state, resolved.amounts)
+            found = queries.holding_every(state, resolved.amounts)
         else:
             found = set(state.providers)
         filters.drop_by_traits(state, found, resolved.required,
                                resolved.forbidden)
         if group.member_of:
-            found &= filters.in_every(state, group.member_of)
+            found &= queries.in_every(state, group.member_of)
         if group.forbidden_aggregates:
-            found -= filters.in_any(state, group.forbidden_aggregates)
+            found -= queries.in_any(state, group.forbidden_aggregates)
         return found
 
     # -- the unsuffixed group ---------------------------------------------
@@ -231,14 +232,14 @@ class Loader:
     def _unsuffixed_entries(self, resolved):
         """{class id: [(provider, anchor)]} before the tree intersection."""
         group = resolved.group
-        members = (filters.in_every(self.state, group.member_of)
+        members = (queries.in_every(self.state, group.member_of)
                    if group.member_of else None)
-        bad = (filters.in_any(self.state, group.forbidden_aggregates)
+        bad = (queries.in_any(self.state, group.forbidden_aggregates)
                if group.forbidden_aggregates else set())
         candidates = None
         if self._indexed(resolved):
             candidates = filters.drop_by_traits(
-                self.state, filters.holding_any(self.state, resolved.amounts),
+                self.state, queries.holding_any(self.state, resolved.amounts),
                 forbidden=resolved.forbidden)
             if members is not None:
                 candidates &= filters.reaching(self.state, members)
@@ -246,7 +247,7 @@ class Loader:
         for provider in self._within(resolved.tree_root, candidates):
             if not provider.traits.isdisjoint(resolved.forbidden):
                 continue
-            classes = filters.with_room(provider, resolved.amounts)
+            classes = queries.with_room(provider, resolved.amounts)
             if not classes:
                 continue
             shares = resolved.tree_root is None and (

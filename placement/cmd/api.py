@@ -24,7 +24,7 @@ from placement import audit_metrics
 from placement import capacity_metrics
 from placement import config_loader
 from placement import metrics
-from placement.candidates import snapshot
+from placement.state import snapshot
 from placement.storage import engine
 
 LOG = logging.getLogger(__name__)

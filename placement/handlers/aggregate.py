@@ -6,7 +6,7 @@ replaced the list without touching the generation.
 """
 
 from placement import microversion
-from placement.candidates import provider_reads
+from placement.state import provider_reads
 from placement.handlers import base
 from placement.policies import aggregate as policies
 from placement.schemas import aggregate as schemas
@@ -27,23 +27,14 @@ def _send_aggregates(req, resp, aggregate_uuids, generation):
     base.send_cache_headers(req, resp, tables.utcnow())
 
 
-def _provider_aggregates(conn, uuid):
-    """(generation, aggregate uuids) as ``provider_reads.aggregates``
-    gives them, from SQL."""
-    provider, aggregate_uuids = storage.get_provider_aggregates(conn, uuid)
-    return provider['generation'], aggregate_uuids
-
-
 class ProviderAggregates(base.Resource):
 
     @base.operation("List a provider's aggregates", since='1.1',
                     responses={200: schemas.AGGREGATES})
     def on_get(self, req, resp, uuid):
         req.context.can(policies.LIST)
-        db = req.context.db
-        generation, aggregate_uuids = (
-            provider_reads.from_state(db, uuid, provider_reads.aggregates)
-            or db.read(_provider_aggregates, uuid))
+        generation, aggregate_uuids = provider_reads.aggregates(
+            req.context.db, uuid)
         _send_aggregates(req, resp, aggregate_uuids, generation)
 
     @base.require_json

@@ -15,12 +15,12 @@ import itertools
 
 from placement import errors
 from placement import metrics
-from placement.candidates import engine
+from placement.candidates import search
 from placement.candidates import explain
 from placement.candidates import filters
 from placement.candidates import request as candidate_request
-from placement.candidates import snapshot
-from placement.handlers import allocation_candidate_query
+from placement.state import snapshot
+from placement import candidate_query
 from placement.handlers import base
 from placement.handlers import json_pieces
 from placement.policies import allocation_candidate as policies
@@ -72,10 +72,10 @@ class AllocationCandidates(base.Resource):
         req.context.can(policies.LIST)
         version = tuple(req.context.microversion)
         query = base.read_query(req)
-        request = allocation_candidate_query.parse(query, version)
+        request = candidate_query.parse(query, version)
         with unknown_names_refused(), snapshot.of(
                 req.context.db).fresh() as state:
-            found = engine.Found(state, request, settings(req.context.conf))
+            found = search.Found(state, request, settings(req.context.conf))
             # Encoded as they come: an unbounded answer at 100,000
             # providers is never whole as Python objects.
             body = [b'{"allocation_requests":']

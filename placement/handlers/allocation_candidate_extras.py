@@ -10,9 +10,9 @@ answers), and need its policy rule and their own.
 
 from placement.candidates import capacity
 from placement.candidates import explain
-from placement.candidates import snapshot
+from placement.state import snapshot
 from placement.handlers import allocation_candidate
-from placement.handlers import allocation_candidate_query
+from placement import candidate_query
 from placement.handlers import base
 from placement.policies import allocation_candidate as candidate_policies
 from placement.policies import allocation_candidate_extras as policies
@@ -26,7 +26,7 @@ def _request(req, rule):
     req.context.can(candidate_policies.LIST)
     req.context.can(rule)
     query = base.read_query(req)
-    return allocation_candidate_query.parse(
+    return candidate_query.parse(
         query, tuple(req.context.microversion))
 
 

@@ -11,10 +11,9 @@ from placement import microversion
 from placement.audit import findings
 from placement.audit import what_if
 from placement.candidates import filters
-from placement.handlers import allocation_candidate_query
+from placement import candidate_query
 from placement.handlers import base
-from placement.handlers import inventory
-from placement.handlers import query_params
+from placement import query_params
 from placement.policies import audit as policies
 from placement.schemas import audit as schemas
 
@@ -38,13 +37,6 @@ def _scope(query):
         forbidden_aggregates=frozenset(forbidden),
         project_id=query.get('project_id'),
         limit=int(limit) if limit is not None else None)
-
-
-def _check_record(uuid, resource_class, record):
-    """Why a PUT of ``record`` would be refused, at the latest
-    microversion (all of total may be reserved)."""
-    return inventory.capacity_problem(uuid, resource_class, record,
-                                      reserved_can_be_total=True)
 
 
 class Audit(base.Resource):
@@ -76,16 +68,14 @@ class WhatIf(base.Resource):
                 raise errors.BadRequest('%s is not a uuid.' % uuid)
         request = None
         if 'resources' in data:
-            request = allocation_candidate_query.from_text(
+            request = candidate_query.from_text(
                 data['resources'])
         changes = what_if.Changes(
             inventories=data.get('inventories', {}),
             by_aggregate=data.get('by_aggregate', {}),
             by_trait=data.get('by_trait', {}))
         try:
-            body = what_if.what_if(
-                req.context.db, changes, inventory.DEFAULTS,
-                _check_record, request)
+            body = what_if.what_if(req.context.db, changes, request)
         except what_if.Invalid as exc:
             raise errors.BadRequest(str(exc))
         except (filters.UnknownResourceClass, filters.UnknownTrait) as exc:

@@ -14,7 +14,7 @@ from placement import input_checks
 from placement import microversion
 from placement import schemas
 from placement.handlers import json_pieces
-from placement.handlers import query_params
+from placement import query_params
 from placement.schemas import validation
 from placement.storage import exceptions as storage_exc
 

@@ -17,6 +17,7 @@ import falcon
 
 from placement import error_codes
 from placement import errors
+from placement import inventory_rules
 from placement import microversion
 from placement.handlers import base
 from placement.policies import inventory as policies
@@ -27,24 +28,6 @@ from placement.storage import providers_core
 from placement.storage import tables
 
 LOG = logging.getLogger(__name__)
-
-# What an omitted field means; kept here, apart from storage, so that the
-# API's defaults cannot change by accident.
-DEFAULTS = {
-    'reserved': 0,
-    'min_unit': 1,
-    'max_unit': schemas.MAX_INT,
-    'step_size': 1,
-    'allocation_ratio': 1.0,
-}
-
-
-def _with_defaults(fields):
-    record = dict(DEFAULTS)
-    record.update((name, fields[name]) for name in storage.FIELDS
-                  if name in fields)
-    return record
-
 
 def parse_records(data):
     """{class name: record} from the body of a PUT of all inventory.
@@ -57,7 +40,7 @@ def parse_records(data):
     for name, fields in data['inventories'].items():
         if not re.match(schemas.RESOURCE_CLASS_PATTERN, name):
             base.validate(fields, schemas.PUT_ALL_RECORD)
-        records[name] = _with_defaults(fields)
+        records[name] = inventory_rules.with_defaults(fields)
     return records
 
 
@@ -75,30 +58,14 @@ def _generation_conflict():
                            code=error_codes.CONCURRENT_UPDATE)
 
 
-def capacity_problem(uuid, resource_class, record, reserved_can_be_total):
-    """Why ``record`` cannot be stored on the provider ``uuid``, or None.
-
-    Before 1.26 all of total may not be reserved; from 1.26 it may, but
-    reserved may still not exceed total.  Either way the test is on the
-    capacity, so a ratio that scales it to nothing counts too.
-    """
-    capacity = storage.capacity(record)
-    if capacity < 0 or (capacity == 0 and not reserved_can_be_total):
-        return ("Invalid inventory for '%s' on resource provider '%s'. "
-                "The reserved value is greater than %stotal."
-                % (resource_class, uuid,
-                   '' if reserved_can_be_total else 'or equal to '))
-    return None
-
-
 def validate_capacities(req, uuid, records, action):
     """BadRequest for the first of ``records`` (to be stored on the
     provider ``uuid``) whose capacity the request's microversion
     refuses."""
     reserved_can_be_total = microversion.is_at_least(req, '1.26')
     for resource_class, record in records.items():
-        problem = capacity_problem(uuid, resource_class, record,
-                                   reserved_can_be_total)
+        problem = inventory_rules.problem(uuid, resource_class, record,
+                                          reserved_can_be_total)
         if problem:
             raise errors.BadRequest(
                 'Unable to %s inventory for resource provider %s: %s'
@@ -116,7 +83,7 @@ def warn_over_capacity(provider_uuid, excesses):
 
 
 def _serialize(record):
-    return {field: record[field] for field in storage.FIELDS}
+    return {field: record[field] for field in inventory_rules.FIELDS}
 
 
 def _send_one(req, resp, record, generation, last_modified,
@@ -163,7 +130,7 @@ class Inventories(base.Resource):
         provider = _provider(req, uuid)
         data = base.read_body(req)
         resource_class = data['resource_class']
-        record = _with_defaults(data)
+        record = inventory_rules.with_defaults(data)
         validate_capacities(req, provider['uuid'], {resource_class: record},
                              'create')
         try:
@@ -265,7 +232,7 @@ class Inventory(base.Resource):
         provider = _provider(req, uuid)
         data = base.read_body(req)
         _check_generation(provider, data)
-        record = _with_defaults(data)
+        record = inventory_rules.with_defaults(data)
         validate_capacities(req, provider['uuid'], {resource_class: record},
                              'update')
         try:

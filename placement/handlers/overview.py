@@ -16,9 +16,9 @@ the data it summarises.
 from placement import errors
 from placement import microversion
 from placement.candidates import filters
-from placement.candidates import snapshot
+from placement.state import snapshot
 from placement.handlers import base
-from placement.handlers import query_params
+from placement import query_params
 from placement.overview import pages
 from placement.overview import summary
 from placement.overview import tree

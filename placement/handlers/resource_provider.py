@@ -5,11 +5,11 @@ import falcon
 from placement import errors
 from placement import microversion
 from placement.candidates import filters as candidate_filters
-from placement.candidates import listing
-from placement.candidates import snapshot
+from placement.state import listing
+from placement.state import snapshot
 from placement.handlers import base
 from placement.handlers import json_pieces
-from placement.handlers import query_params
+from placement import query_params
 from placement.policies import resource_provider as policies
 from placement.schemas import resource_provider as schemas
 from placement.storage import providers_core

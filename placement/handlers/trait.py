@@ -4,7 +4,7 @@ import falcon
 import jsonschema
 
 from placement import errors
-from placement.candidates import provider_reads
+from placement.state import provider_reads
 from placement.handlers import base
 from placement.policies import trait as policies
 from placement.schemas import trait as schemas
@@ -59,14 +59,6 @@ def _send_names(req, resp, names, generation, changed):
     base.send_cache_headers(req, resp, changed or base.utcnow())
 
 
-def _provider_trait_names(conn, uuid):
-    """(generation, names, newest change) as ``provider_reads.traits``
-    gives them, from SQL."""
-    provider, traits = storage.provider_traits(conn, uuid)
-    return (provider['generation'], [t['name'] for t in traits],
-            base.newest_change(traits))
-
-
 class Traits(base.Resource):
 
     @base.operation('List traits', since='1.6', query=schemas.LIST_QUERY,
@@ -115,11 +107,9 @@ class ProviderTraits(base.Resource):
                     responses={200: schemas.PROVIDER_TRAITS})
     def on_get(self, req, resp, uuid):
         req.context.can(policies.RP_TRAIT_LIST)
-        db = req.context.db
         try:
-            generation, names, changed = (
-                provider_reads.from_state(db, uuid, provider_reads.traits)
-                or db.read(_provider_trait_names, uuid))
+            generation, names, changed = provider_reads.traits(
+                req.context.db, uuid)
         except storage_exc.NotFound as exc:
             # Upstream repeats the reason after its own prefix.
             raise errors.NotFound('%s: %s' % (exc.message, exc.message))

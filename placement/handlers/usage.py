@@ -8,22 +8,15 @@ the time of the answer.
 """
 
 from placement import errors
-from placement.candidates import provider_reads
+from placement.state import provider_reads
 from placement.handlers import base
-from placement.handlers import query_params
+from placement import query_params
 from placement.policies import usage as policies
 from placement.schemas import usage as schemas
 from placement.storage import exceptions as storage_exc
-from placement.storage import project_usages
-from placement.storage import providers_core
-from placement.storage import usages as storage
+from placement.state import project_usages
 
 CONSUMER_TYPE_VERSION = (1, 38)
-
-
-def _provider_usages(conn, uuid):
-    provider = providers_core.get_by_uuid(conn, uuid)
-    return provider['generation'], storage.for_provider(conn, provider['id'])
 
 
 class ProviderUsages(base.Resource):
@@ -32,11 +25,8 @@ class ProviderUsages(base.Resource):
                     responses={200: schemas.PROVIDER_USAGES})
     def on_get(self, req, resp, uuid):
         req.context.can(policies.PROVIDER_USAGES)
-        db = req.context.db
         try:
-            generation, usages = (
-                provider_reads.from_state(db, uuid, provider_reads.usages)
-                or db.read(_provider_usages, uuid))
+            generation, usages = provider_reads.usages(req.context.db, uuid)
         except storage_exc.NotFound as exc:
             raise errors.NotFound('No resource provider with uuid %s found: '
                                   '%s' % (uuid, exc.message))

@@ -12,7 +12,7 @@ names as ``marker``: never one answer with every provider.
 import bisect
 import dataclasses
 
-from placement.candidates import filters
+from placement.state import queries
 
 
 class UnknownMarker(ValueError):
@@ -42,10 +42,10 @@ def _matches(wanted):
                            or (provider.name or '').casefold().startswith(
                                prefix)):
             return False
-        if not filters.traits_pass(provider, wanted.required,
+        if not queries.traits_pass(provider, wanted.required,
                                    wanted.forbidden):
             return False
-        if not filters.aggregates_pass(provider, wanted.member_of,
+        if not queries.aggregates_pass(provider, wanted.member_of,
                                        wanted.forbidden_aggregates):
             return False
         inventory = provider.inventory
@@ -68,9 +68,9 @@ def _first_ids(state, wanted):
         provider = state.provider_by_uuid(wanted.in_tree)
         return state.members(provider.root) if provider else ()
     if wanted.member_of:
-        return filters.in_every(state, wanted.member_of)
+        return queries.in_every(state, wanted.member_of)
     if wanted.free:
-        return filters.holding_every(state, dict(wanted.free))
+        return queries.holding_every(state, dict(wanted.free))
     return state.providers
 
 
@@ -104,7 +104,7 @@ def resources(state, provider):
             'total': record.total, 'reserved': record.reserved,
             'min_unit': record.min_unit, 'max_unit': record.max_unit,
             'step_size': record.step_size,
-            'allocation_ratio': record.ratio,
+            'allocation_ratio': record.allocation_ratio,
             'capacity': record.capacity, 'used': record.used})
         for class_id, record in provider.inventory.items()))
 

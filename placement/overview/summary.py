@@ -9,7 +9,7 @@ power-of-two bins (0 or less, 1, 2-3, 4-7 ...), which shows how
 fragmented the free capacity is.
 
 Providers with the same inventory records and usage share one record
-object in the state (``snapshot``), so each distinct set is added up
+object in the state (``state.providers``), so each distinct set is added up
 once, times the number of providers holding it: at 10,000 alike compute
 nodes that is a handful of sums, not 30,000.
 """

@@ -10,6 +10,7 @@ except on PostgreSQL, where a read runs outside one) and plain values, and
 return plain values (dicts, lists, ints) or raise ``storage.exceptions``.
 The statements every compute node or conductor runs all day are built
 once per process, and on PostgreSQL prepared once per connection
-(``prepared``).  A project's usages are kept in memory while the change
-log shows they have not moved (``project_usages``).
+(``prepared``).  What is kept in memory is ``placement.state``'s; every
+write here says what it changed to the change log (``changes``) that
+keeps those copies exact.
 """

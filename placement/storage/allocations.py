@@ -21,6 +21,7 @@ import logging
 
 import sqlalchemy as sa
 
+from placement import inventory_rules
 from placement.storage import changes
 from placement.storage import consumers as consumer_storage
 from placement.storage import exceptions
@@ -311,8 +312,7 @@ def _check_capacity(entries, records, freed, class_names):
         wanted[key] += entry.amount
         before = record['used']
         after = before - freed[key] + wanted[key]
-        capacity = ((record['total'] - record['reserved'])
-                    * record['allocation_ratio'])
+        capacity = inventory_rules.capacity_of(record)
         if after > capacity and after > before:
             LOG.warning('Over capacity for %s on resource provider %s: '
                         'would use %s of %s', entry.resource_class,

@@ -1,7 +1,7 @@
 """The change log: which providers each write changed, and when.
 
 Processes that keep the candidate-relevant state in memory (see
-``placement.candidates.snapshot``) must answer as a fresh read of the
+``placement.state.snapshot``) must answer as a fresh read of the
 database would.  Every write transaction therefore ends by advancing a
 stamp and logging, under the new stamp, the providers it changed; one
 short query tells a reader whether anything changed since it last looked.
@@ -25,7 +25,7 @@ each other.  SQLite serialises writers anyway and uses shard 1.
 Storage functions say what they changed with ``touch`` (provider ids),
 ``names_changed`` (resource classes or traits were created, renamed or
 deleted) or ``projects_changed`` (a project's usage moved: see
-``placement.storage.project_usages``).  A write transaction that says
+``placement.state.project_usages``).  A write transaction that says
 nothing is logged as ``EVERYTHING``: forgetting to say costs a full
 reload, never a stale answer.
 

@@ -12,11 +12,11 @@ A record is a dict with ``total``, ``reserved``, ``min_unit``,
 """
 
 import collections
-import math
 
 import sqlalchemy as sa
 
 from placement import error_codes
+from placement import inventory_rules
 from placement.storage import changes
 from placement.storage import exceptions
 from placement.storage import prepared
@@ -25,10 +25,8 @@ from placement.storage import resource_classes
 from placement.storage import tables
 from placement.storage.tables import ALLOC, INV, INV_WITH_CLASS, RC, RP
 
-FIELDS = ('total', 'reserved', 'min_unit', 'max_unit', 'step_size',
-          'allocation_ratio')
-# Their columns, for the statements that read records.
-FIELD_COLUMNS = tuple(INV.c[field] for field in FIELDS)
+# A record's columns, for the statements that read records.
+FIELD_COLUMNS = tuple(INV.c[field] for field in inventory_rules.FIELDS)
 
 
 class ResourceClassNotFound(exceptions.NotFound):
@@ -52,16 +50,6 @@ class GenerationConflict(exceptions.ConcurrentUpdate):
 class InventoryInUse(exceptions.Conflict):
     """Allocations consume inventory that the write would remove."""
     code = error_codes.INVENTORY_INUSE
-
-
-def capacity(record):
-    """What can be allocated: (total - reserved) scaled by the ratio.
-
-    A ratio near the float limit can scale past it: that capacity is
-    infinite (of either sign) rather than an integer."""
-    scaled = (record['total'] - record['reserved']) * record[
-        'allocation_ratio']
-    return scaled if math.isinf(scaled) else int(scaled)
 
 
 # A record as it is read: its class's name, its fields and timestamps.
@@ -244,12 +232,12 @@ def _excess(name, current, record):
     """Excess of ``record`` against what ``current`` has allocated, or
     None."""
     used = int(current['used'])
-    limit = capacity(record)
+    limit = inventory_rules.capacity_of(record)
     return Excess(name, used, limit) if used > limit else None
 
 
 def _values(record):
-    return {field: record[field] for field in FIELDS}
+    return {field: record[field] for field in inventory_rules.FIELDS}
 
 
 def _insert(conn, provider_id, class_id, record):
@@ -263,7 +251,8 @@ _UPDATE = prepared.Statement(
     .where(INV.c.resource_provider_id == sa.bindparam('provider'),
            INV.c.resource_class_id == sa.bindparam('class_id'))
     .values(updated_at=sa.bindparam('now'),
-            **{field: sa.bindparam('new_' + field) for field in FIELDS}))
+            **{field: sa.bindparam('new_' + field)
+               for field in inventory_rules.FIELDS}))
 
 
 def _update(conn, provider_id, class_id, record):
@@ -273,11 +262,13 @@ def _update(conn, provider_id, class_id, record):
     _UPDATE.execute(conn, {
         'provider': provider_id, 'class_id': class_id,
         'now': tables.utcnow(),
-        **{'new_' + field: record[field] for field in FIELDS}}, defer=True)
+        **{'new_' + field: record[field]
+           for field in inventory_rules.FIELDS}}, defer=True)
 
 
 def _changed(current, record):
-    return any(current[field] != record[field] for field in FIELDS)
+    return any(current[field] != record[field]
+               for field in inventory_rules.FIELDS)
 
 
 def _bump(conn, provider):

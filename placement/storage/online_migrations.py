@@ -85,7 +85,7 @@ def create_incomplete_consumers(conn, batch_size, conf):
         {'uuid': uuid, 'project_id': project, 'user_id': user,
          'generation': 0} for uuid in consumers]).rowcount
     # Their project's usage moved, and where they hold may now make them
-    # consumers that span trees (placement.storage.consumer_spans).
+    # consumers that span trees (placement.state.consumer_spans).
     changes.projects_changed(conn, project)
     changes.touch(conn, *conn.scalars(
         sa.select(ALLOC.c.resource_provider_id).distinct()

@@ -10,6 +10,7 @@ import uuid as uuidlib
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
+from placement import inventory_rules
 from placement.storage import changes
 from placement.storage import exceptions
 from placement.storage import providers_core
@@ -317,7 +318,8 @@ def _with_capacity(amounts):
                INV.c.max_unit >= amount,
                amount % INV.c.step_size == 0,
                providers_core.inventory_usage() + amount
-               <= (INV.c.total - INV.c.reserved) * INV.c.allocation_ratio)
+               <= inventory_rules.scaled(INV.c.total, INV.c.reserved,
+                                         INV.c.allocation_ratio))
         .group_by(INV.c.resource_provider_id)
         .having(sa.func.count() == len(amounts)))
 

@@ -21,6 +21,17 @@ from placement.storage.tables import (
 ALL_TYPES = 'all'
 
 
+_PROJECT_ID = prepared.Statement(
+    sa.select(PROJECT.c.id)
+    .where(PROJECT.c.external_id == sa.bindparam('project_id')))
+
+
+def project_id(conn, external_id):
+    """The internal id of the project ``external_id``, or None."""
+    rows = _PROJECT_ID.execute(conn, {'project_id': external_id}).all()
+    return rows[0][0] if rows else None
+
+
 def for_provider(conn, provider_id):
     """{resource class: amount used} for every class the provider has
     inventory of (0 where nothing is allocated)."""

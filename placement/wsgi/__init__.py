@@ -17,7 +17,7 @@ locations (``/etc/placement/placement.conf`` ...); see README.rst.
 Every entry point may be loaded before the server forks its workers
 (uwsgi without ``lazy-apps``, gunicorn ``--preload``): a worker never
 uses a database connection, lock or candidate state the parent made
-(``storage.engine.Database``, ``candidates.snapshot.of``).
+(``storage.engine.Database``, ``state.snapshot.of``).
 """
 
 from placement import app

@@ -447,8 +447,8 @@ def test_breadth_first_with_randomize(configured):
 
 @pytest.fixture
 def small_pages(monkeypatch):
-    from placement.candidates import engine
-    monkeypatch.setattr(engine, '_FIRST_PAGE', 1)
+    from placement.candidates import search
+    monkeypatch.setattr(search, '_FIRST_PAGE', 1)
 
 
 SHARED_DISK_AGG = '5a1c4c53-6f4e-4bd9-9a7d-3c4fa5ad2b61'

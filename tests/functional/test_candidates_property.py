@@ -24,7 +24,7 @@ import hypothesis
 from hypothesis import strategies as st
 import pytest
 
-from placement.candidates import engine
+from placement.candidates import search
 
 from tests.functional import candidates_reference as ref
 from tests.functional.candidates_reference import Deployment
@@ -389,7 +389,7 @@ def built(api, scenario):
 def test_candidates_match_the_reference(api, scenario, first_page):
     """With pages of one tree too, so that a bounded answer spans pages."""
     dep, reqs = built(api, scenario)
-    with mock.patch.object(engine, '_FIRST_PAGE', first_page):
+    with mock.patch.object(search, '_FIRST_PAGE', first_page):
         for req in reqs:
             _events(dep, req, check(api, dep, req))
 

@@ -2,7 +2,7 @@
 
 Each process keeps the candidate-relevant state in memory and brings it
 up to date from the change log before every search
-(``placement.candidates.snapshot``).  These tests write through one
+(``placement.state.snapshot``).  These tests write through one
 service and read through another that has been answering all along, and
 require every answer to equal the one a brand-new service (whose state is
 a fresh read of the database) gives at that moment:
@@ -24,7 +24,8 @@ import pytest
 import webtest
 
 from placement import app as placement_app
-from placement.candidates import snapshot
+from placement.state import providers
+from placement.state import snapshot
 from placement.storage import changes
 from placement.storage import engine
 
@@ -213,14 +214,14 @@ class _Writer:
 def full_loads(monkeypatch):
     """How many times any state was read whole."""
     loads = []
-    original = snapshot.State._load_providers
+    original = providers.State._load_providers
 
     def counting(self, conn, ids=None):
         if ids is None:
             loads.append(self)
         return original(self, conn, ids)
 
-    monkeypatch.setattr(snapshot.State, '_load_providers', counting)
+    monkeypatch.setattr(providers.State, '_load_providers', counting)
     return loads
 
 
@@ -512,7 +513,7 @@ def test_summaries_kept_are_bounded_and_counted(client, db, monkeypatch):
     """Summaries are kept on providers for at most SUMMARIES_KEPT in all
     (a bound on a worker's memory); a provider read again gives its
     place back, and answers are the same whether kept or not."""
-    monkeypatch.setattr(snapshot.State, 'SUMMARIES_KEPT', 2)
+    monkeypatch.setattr(providers.State, 'SUMMARIES_KEPT', 2)
     uuids = []
     for name in ('a', 'b', 'c'):
         rp = client.post('/resource_providers', json={'name': name}).json
@@ -605,8 +606,7 @@ def test_alike_providers_share_their_inventory_until_one_changes(
         rps.append(rp)
     state = snapshot.Snapshot(db)
     with state.fresh() as current:
-        a, b, c = (current.providers[current.by_uuid[rp['uuid']]]
-                   for rp in rps)
+        a, b, c = (current.provider_by_uuid(rp['uuid']) for rp in rps)
         assert a.inventory is b.inventory is c.inventory
     client.put('/allocations/' + _uuid('one'), json={
         'allocations': {rps[0]['uuid']: {'resources': {'VCPU': 1}}},
@@ -615,10 +615,10 @@ def test_alike_providers_share_their_inventory_until_one_changes(
     client.put('/resource_providers/' + rps[2]['uuid'], json={
         'name': 'c', 'parent_provider_uuid': rps[1]['uuid']})
     with state.fresh() as current:
-        a, b, c = (current.providers[current.by_uuid[rp['uuid']]]
-                   for rp in rps)
+        a, b, c = (current.provider_by_uuid(rp['uuid']) for rp in rps)
         assert a.inventory is not b.inventory
         assert b.inventory is c.inventory
-        assert a.inventory[current.class_ids['VCPU']].used == 1
-        assert current.trees == {a.id: (a.id,), b.id: (b.id, c.id)}
+        assert a.inventory[current.class_id('VCPU')].used == 1
+        assert {root: current.members(root) for root in current.roots()} \
+            == {a.id: (a.id,), b.id: (b.id, c.id)}
         assert current.members(b.id) == (b.id, c.id)

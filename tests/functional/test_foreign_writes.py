@@ -1,6 +1,6 @@
 """Writes this service did not make are seen by the very next search.
 
-The in-memory candidate state (``placement.candidates.snapshot``) is
+The in-memory candidate state (``placement.state.snapshot``) is
 brought up to date from the change log, which this service's own writes
 fill; the triggers of migration 0004 log everything else's writes (SQL
 run by hand, upstream Placement on the same database, a script emptying

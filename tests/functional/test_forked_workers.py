@@ -16,7 +16,7 @@ import time
 import pytest
 import sqlalchemy as sa
 
-from placement.candidates import snapshot
+from placement.state import snapshot
 from placement.storage import engine
 from placement.storage import tables
 

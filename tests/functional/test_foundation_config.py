@@ -20,7 +20,7 @@ from placement import app as placement_app
 from placement import config_loader
 from placement import policy
 from placement import wsgi
-from placement.candidates import snapshot
+from placement.state import snapshot
 from placement.cmd import api as api_cmd
 from placement.storage import engine
 

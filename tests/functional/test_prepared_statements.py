@@ -13,6 +13,7 @@ import uuid as uuidlib
 import pytest
 import sqlalchemy as sa
 
+from placement import inventory_rules
 from placement.storage import allocations
 from placement.storage import changes
 from placement.storage import engine
@@ -226,7 +227,7 @@ def test_nova_s_inventory_put_sends_only_prepared_statements(
                    lambda conn: {
                        row['resource_class']: {
                            field: row[field]
-                           for field in inventories.FIELDS}
+                           for field in inventory_rules.FIELDS}
                        for row in inventories.for_provider_uuid(
                            conn, host)[1]}).items()}
     records['MEMORY_MB']['reserved'] = 512

@@ -1,6 +1,6 @@
 """A project's usages answered from memory equal a fresh read, always.
 
-``placement.storage.project_usages`` keeps each answer of
+``placement.state.project_usages`` keeps each answer of
 ``GET /usages?project_id=`` until the change log shows a write that
 moved that project's usage.  Each test here asks first (so that an
 answer is kept), writes (through this service, through a second
@@ -20,7 +20,7 @@ import webtest
 
 from placement import app as placement_app
 from placement.storage import engine
-from placement.storage import project_usages
+from placement.state import project_usages
 from placement.storage import usages
 
 from tests.conftest import Client

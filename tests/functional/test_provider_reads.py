@@ -14,8 +14,8 @@ import sqlalchemy as sa
 import webtest
 
 from placement import app as placement_app
-from placement.candidates import listing
-from placement.candidates import snapshot
+from placement.state import listing
+from placement.state import snapshot
 from placement.storage import engine
 from placement.storage import resource_providers
 from placement.storage import traits
@@ -108,8 +108,7 @@ def test_answers_equal_sql_and_need_no_query_of_their_own(
     _from_api(client, host)
     # Only the change log's check, where it is not one statement outside
     # a transaction already (PostgreSQL): never a query per answer.
-    assert all(getattr(fn, '__self__', None).__class__ is snapshot.State
-               for fn in reads), reads
+    assert all(fn is snapshot.refresh for fn in reads), reads
 
 
 def test_writes_of_another_process_are_seen_at_once(

@@ -27,7 +27,6 @@ import time
 import pytest
 
 from placement.storage import changes
-from placement.storage import tables
 from tests.functional import server
 from tests.functional import test_change_log_protocol as protocol_tests
 

@@ -1,16 +1,16 @@
 """One statement of "does this amount fit this inventory record, and if
-not, why": ``filters.misfit``, which the search decides by
+not, why": ``queries.misfit``, which the search decides by
 (``with_room``) and the explain funnel words (``capacity_reason``)."""
 
 import pytest
 
-from placement.candidates import filters
+from placement.state import queries
 from placement.candidates import funnel
-from placement.candidates import snapshot
+from placement.state import providers
 
 # total 64, reserved 4, min_unit 2, max_unit 16, step_size 2, ratio 1.0,
 # 54 used: 6 free.
-RECORD = snapshot.Inventory(64, 4, 2, 16, 2, 1.0, 54)
+RECORD = providers.Inventory(64, 4, 2, 16, 2, 1.0, 54)
 
 
 class _Provider:
@@ -29,13 +29,13 @@ class _Provider:
 ])
 def test_the_first_failed_check_decides_and_is_worded(record, amount, check,
                                                       words):
-    assert filters.misfit(record, amount) == check
+    assert queries.misfit(record, amount) == check
     assert funnel.capacity_reason('VCPU', record, amount) == words
     inventory = {} if record is None else {1: record}
-    fits = filters.with_room(_Provider(inventory), {1: amount}) == [1]
+    fits = queries.with_room(_Provider(inventory), {1: amount}) == [1]
     assert fits == (check is None)
 
 
 def test_an_amount_breaking_several_limits_names_the_first():
     # Above max_unit, off the step and beyond what is free: max_unit.
-    assert filters.misfit(RECORD, 19) == 'max_unit'
+    assert queries.misfit(RECORD, 19) == 'max_unit'

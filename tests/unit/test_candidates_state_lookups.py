@@ -1,16 +1,16 @@
-"""The lookups ``snapshot.State`` offers its readers, on a state built
+"""The lookups ``providers.State`` offers its readers, on a state built
 by hand: what each answers for a name, id or uuid it does not know."""
 
-from placement.candidates import snapshot
+from placement.state import providers
 
 
 def _state():
-    state = snapshot.State()
-    state.class_ids, state.class_names = {'VCPU': 0}, {0: 'VCPU'}
-    state.trait_ids, state.trait_names = {'HW_CPU_X86_AVX2': 7}, {
+    state = providers.State()
+    state._class_ids, state._class_names = {'VCPU': 0}, {0: 'VCPU'}
+    state._trait_ids, state._trait_names = {'HW_CPU_X86_AVX2': 7}, {
         7: 'HW_CPU_X86_AVX2'}
-    provider = snapshot.Provider(1, 'uuid-1', None, 1)
-    provider.inventory = {0: snapshot.Inventory(8, 0, 1, 8, 1, 1.0, 0)}
+    provider = providers.Provider(1, 'uuid-1', None, 1)
+    provider.inventory = {0: providers.Inventory(8, 0, 1, 8, 1, 1.0, 0)}
     provider.traits = frozenset({7})
     provider.aggregates = frozenset({'agg-1'})
     state._add(provider)
@@ -41,4 +41,4 @@ def test_unknown_ones_answer_none_or_nobody():
     assert not state.holding_trait(8)
     assert not state.in_aggregate('agg-2')
     # Asking creates no entry in the state's indexes.
-    assert 'agg-2' not in state.aggregate_members
+    assert 'agg-2' not in state._aggregate_members

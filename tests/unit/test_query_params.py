@@ -3,7 +3,7 @@
 import pytest
 
 from placement import errors
-from placement.handlers import query_params as qp
+from placement import query_params as qp
 
 AGG_A = 'a0a0a0a0-0000-4000-8000-00000000000a'
 AGG_B = 'b0b0b0b0-0000-4000-8000-00000000000b'
@@ -113,12 +113,12 @@ def test_repeated_parameters_reuse_their_validators():
     """Each request's limit and group_policy are checked alone; their
     schemas must be built once, or the validator cache grows with every
     request (and each request pays for building a validator)."""
-    from placement.handlers import allocation_candidate_query
+    from placement import candidate_query
     from placement.schemas import validation
     query = 'resources=VCPU:1&limit=5&group_policy=none'
-    allocation_candidate_query.parse(qp.Query.parse(query), (1, 39))
+    candidate_query.parse(qp.Query.parse(query), (1, 39))
     size = len(validation._VALIDATORS)
     for _ in range(3):
-        allocation_candidate_query.parse(qp.Query.parse(query),
+        candidate_query.parse(qp.Query.parse(query),
                                          (1, 39))
     assert len(validation._VALIDATORS) == size

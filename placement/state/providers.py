@@ -1,55 +1,28 @@
-"""The candidate-relevant state of the database, held in memory, exact.
+"""The in-memory state's providers, and the lookups everything reads
+them by.
 
-Every allocation-candidates request used to read thousands of inventory,
-usage and trait rows to answer; most of them had not changed since the
-previous request.  Each process now keeps them in memory: providers with
-their place in a tree, inventories, usage, traits and aggregates, and the
-names of resource classes and traits.
+A ``State`` holds every provider with its place in a tree, inventories
+and what is allocated of them, traits and aggregates, and the names of
+resource classes and traits, indexed the ways the search, the listings,
+the audit and the overview look them up.  It is read from the database
+whole, or a few providers again (``read``: the rows come from
+``storage.state_rows``), and changed by nothing else: ``snapshot``
+decides what to read, from the change log, under its lock.
 
-Exact, not eventually consistent: before each search the process reads
-where the change log stands (``storage.changes``, one statement over its
-few stamp rows).  Equal to where the state is, nothing has changed
-anywhere, in any process on any host.  Otherwise it reloads the providers
-the log names since then (or everything, when it is too far behind or a
-write did not say what it changed) and then answers.  Writes made by
-anything else are logged too, as everything (migration 0004), and stamp
-rows of another epoch mean another database: both are read whole.  A
-write committed before the request read the log is always seen, as a
-fresh read of the database would see it.
-
-The state is shared by the threads of a process; ``Snapshot.fresh``
-holds its lock for the refresh and the search that follows, so no search
-sees a half-applied refresh.
+Equal values are kept once: providers with the same inventory record
+and usage share one ``Inventory``, the same records one mapping, the
+same traits or aggregates one frozenset.  Most compute nodes of a cloud
+are alike, and at 100,000 providers a copy each was most of the memory.
 """
 
 import collections
-import contextlib
-import logging
-import threading
+import copy as copy_module
 import weakref
 
 import os_traits
-import sqlalchemy as sa
 
-from placement import version
-from placement.storage import api_processes
-from placement.storage import changes
-from placement.storage import inventories as inventory_storage
-from placement.storage import per_process
-from placement.storage import providers_core
-from placement.storage import tables
-from placement.storage.tables import (
-    AGG, AGGREGATE_MEMBERSHIPS, ALLOC, INV, RC, RP, RP_AGG, RP_TRAIT, TRAIT)
-
-
-LOG = logging.getLogger(__name__)
-
-# A refresh naming more providers than this reloads everything instead:
-# one pass over each table beats thousands of id lists.
-_PARTIAL_LIMIT = 5000
-# Providers read again (at least this many, and a tenth of them all)
-# after which Snapshot.after_large_read is called.
-_LARGE_READ = 1000
+from placement import inventory_rules
+from placement.storage import state_rows
 
 
 class Inventory:
@@ -60,20 +33,27 @@ class Inventory:
     one object: most compute nodes of a cloud are alike, and at 100,000
     providers a record each was a third of the state's memory."""
     __slots__ = ('total', 'reserved', 'min_unit', 'max_unit', 'step_size',
-                 'ratio', 'used', 'capacity', 'free', '__weakref__')
+                 'allocation_ratio', 'used', 'capacity', 'free',
+                 '__weakref__')
 
     def __init__(self, total, reserved, min_unit, max_unit, step_size,
-                 ratio, used):
-        # The record's fields in ``inventories.FIELDS`` order, as read.
+                 allocation_ratio, used):
+        # The record's fields in ``inventory_rules.FIELDS`` order.
         self.total = total
         self.reserved = reserved
         self.min_unit = min_unit
         self.max_unit = max_unit
         self.step_size = step_size
-        self.ratio = ratio
-        self.capacity = int((total - reserved) * ratio)
+        self.allocation_ratio = allocation_ratio
+        self.capacity = inventory_rules.capacity(total, reserved,
+                                                 allocation_ratio)
         self.used = used
         self.free = self.capacity - used
+
+    def fields(self):
+        """The record's fields, in ``inventory_rules.FIELDS`` order."""
+        return (self.total, self.reserved, self.min_unit, self.max_unit,
+                self.step_size, self.allocation_ratio)
 
 
 class _Inventories(dict):
@@ -115,7 +95,8 @@ class State:
     Read, outside this module, through the lookups below, and through
     two collections a walk over many providers takes once: ``providers``
     ({id: Provider}) and ``sharing`` (the ids of the sharing providers).
-    Nothing outside changes them."""
+    Nothing outside changes them; ``position`` is where the change log
+    stood when the state was read (``snapshot`` keeps it)."""
 
     # Summaries kept on providers at most (about 1 KB each: at 100,000
     # providers an unbounded answer would otherwise keep 120 MB in every
@@ -130,17 +111,17 @@ class State:
         whole starts from."""
         self.position = None    # changes.Position the state is as of
         self.providers = {}                      # id -> Provider
-        self.by_uuid = {}                        # uuid -> id
+        self._by_uuid = {}                        # uuid -> id
         # Root id -> the tree's ids, ascending: a tuple, not a set (most
         # trees of a cloud are a compute node alone, and 100,000 sets of
         # one took 25 MB); changed through _tree while providers are read.
-        self.trees = {}
+        self._trees = {}
         self._trees_read = {}   # root id -> ids, while providers are read
-        self.aggregate_members = collections.defaultdict(set)  # uuid -> ids
+        self._aggregate_members = collections.defaultdict(set)  # uuid -> ids
         # Who has inventory of a class, who holds a trait: a request
         # group starts from these instead of every provider.
-        self.class_members = collections.defaultdict(set)  # class -> ids
-        self.trait_members = collections.defaultdict(set)  # trait -> ids
+        self._class_members = collections.defaultdict(set)  # class -> ids
+        self._trait_members = collections.defaultdict(set)  # trait -> ids
         self._summaries_kept = 0    # in all providers' ``summaries``
         # Sharing provider id -> (roots it shares with, as a frozenset and
         # sorted), kept until aggregates, trees or sharing change.
@@ -150,14 +131,14 @@ class State:
         self._inventories = weakref.WeakValueDictionary()  # _Inventories
         self._sets = {}     # trait id and aggregate uuid sets, uuids
         self.sharing = set()
-        self.class_ids = {}
-        self.class_names = {}
-        self.trait_ids = {}
-        self.trait_names = {}
-        self.trait_changed = {}     # trait id -> updated_at, else created_at
+        self._class_ids = {}
+        self._class_names = {}
+        self._trait_ids = {}
+        self._trait_names = {}
+        self._trait_changed = {}     # trait id -> updated_at, else created_at
         # Aggregate uuid -> its id: a provider's aggregates are listed in
         # id order, as SQL lists them.
-        self.aggregate_ids = {}
+        self._aggregate_ids = {}
         self._sharing_trait = None
         self._ordered = None
         self._roots = None
@@ -170,46 +151,46 @@ class State:
 
     def provider_by_uuid(self, uuid):
         """The Provider ``uuid``, or None when the state has none."""
-        provider_id = self.by_uuid.get(uuid)
+        provider_id = self._by_uuid.get(uuid)
         return None if provider_id is None else self.providers[provider_id]
 
     def class_id(self, name):
         """The id of the resource class ``name``, or None."""
-        return self.class_ids.get(name)
+        return self._class_ids.get(name)
 
     def class_name(self, class_id):
-        return self.class_names[class_id]
+        return self._class_names[class_id]
 
     def trait_id(self, name):
         """The id of the trait ``name``, or None."""
-        return self.trait_ids.get(name)
+        return self._trait_ids.get(name)
 
     def trait_name(self, trait_id):
-        return self.trait_names[trait_id]
+        return self._trait_names[trait_id]
 
     def trait_changed_at(self, trait_id):
         """When the trait was last changed (else created), or None."""
-        return self.trait_changed.get(trait_id)
+        return self._trait_changed.get(trait_id)
 
     def aggregate_id(self, uuid):
         """The internal id of a known aggregate: the order SQL lists a
         provider's aggregates in."""
-        return self.aggregate_ids[uuid]
+        return self._aggregate_ids[uuid]
 
     def holding_class(self, class_id):
         """The ids of the providers with inventory of the class (not to
         be changed)."""
-        return self.class_members.get(class_id, _NOBODY)
+        return self._class_members.get(class_id, _NOBODY)
 
     def holding_trait(self, trait_id):
         """The ids of the providers with the trait (not to be
         changed)."""
-        return self.trait_members.get(trait_id, _NOBODY)
+        return self._trait_members.get(trait_id, _NOBODY)
 
     def in_aggregate(self, uuid):
         """The ids of the providers in the aggregate (not to be
         changed); empty for one the state does not know."""
-        return self.aggregate_members.get(uuid, _NOBODY)
+        return self._aggregate_members.get(uuid, _NOBODY)
 
     def ordered(self):
         """Every provider id, ascending."""
@@ -220,7 +201,7 @@ class State:
     def roots(self):
         """Every root id, ascending."""
         if self._roots is None:
-            self._roots = sorted(self.trees)
+            self._roots = sorted(self._trees)
         return self._roots
 
     def shared_roots(self, provider):
@@ -232,7 +213,7 @@ class State:
             providers = self.providers
             roots = set()
             for aggregate in provider.aggregates:
-                for member in self.aggregate_members[aggregate]:
+                for member in self._aggregate_members[aggregate]:
                     roots.add(providers[member].root)
             roots.discard(provider.root)
             found = self._shared_roots[provider.id] = (
@@ -241,7 +222,7 @@ class State:
 
     def members(self, root):
         """The ids of the tree rooted at ``root``, ascending."""
-        return self.trees.get(root, ())
+        return self._trees.get(root, ())
 
     # -- provider summaries (see candidates.summaries) ------------------
 
@@ -273,26 +254,26 @@ class State:
         if provider is None:
             return
         self._summaries_kept -= len(provider.summaries or ())
-        del self.by_uuid[provider.uuid]
+        del self._by_uuid[provider.uuid]
         self._tree(provider.root).discard(provider_id)
-        _unindex(self.aggregate_members, provider.aggregates, provider_id)
-        _unindex(self.class_members, provider.inventory, provider_id)
-        _unindex(self.trait_members, provider.traits, provider_id)
+        _unindex(self._aggregate_members, provider.aggregates, provider_id)
+        _unindex(self._class_members, provider.inventory, provider_id)
+        _unindex(self._trait_members, provider.traits, provider_id)
         self.sharing.discard(provider_id)
 
     def _add(self, provider, tree=True):
         """Index ``provider``; in its tree too unless ``tree`` is false
         (a whole read makes every tree at the end: ``_trees_whole``)."""
         self.providers[provider.id] = provider
-        self.by_uuid[provider.uuid] = provider.id
+        self._by_uuid[provider.uuid] = provider.id
         if tree:
             self._tree(provider.root).add(provider.id)
         for aggregate in provider.aggregates:
-            self.aggregate_members[aggregate].add(provider.id)
+            self._aggregate_members[aggregate].add(provider.id)
         for class_id in provider.inventory:
-            self.class_members[class_id].add(provider.id)
+            self._class_members[class_id].add(provider.id)
         for trait_id in provider.traits:
-            self.trait_members[trait_id].add(provider.id)
+            self._trait_members[trait_id].add(provider.id)
         if self._sharing_trait in provider.traits:
             self.sharing.add(provider.id)
 
@@ -301,7 +282,7 @@ class State:
         providers are read; ``_trees_settled`` puts them back."""
         members = self._trees_read.get(root)
         if members is None:
-            members = self._trees_read[root] = set(self.trees.get(root, ()))
+            members = self._trees_read[root] = set(self._trees.get(root, ()))
         return members
 
     def _trees_whole(self, providers):
@@ -309,92 +290,75 @@ class State:
         members = collections.defaultdict(list)
         for id_, provider in providers.items():
             members[provider.root].append(id_)
-        self.trees = {root: tuple(sorted(ids))
+        self._trees = {root: tuple(sorted(ids))
                       for root, ids in members.items()}
 
     def _trees_settled(self):
         for root, members in self._trees_read.items():
             if members:
-                self.trees[root] = tuple(sorted(members))
+                self._trees[root] = tuple(sorted(members))
             else:
-                self.trees.pop(root, None)
+                self._trees.pop(root, None)
         self._trees_read = {}
 
     def _load_names(self, conn):
-        rows = conn.execute(sa.select(RC.c.id, RC.c.name)).all()
-        self.class_names = dict(rows)
-        self.class_ids = {name: id_ for id_, name in rows}
-        rows = conn.execute(sa.select(
-            TRAIT.c.id, TRAIT.c.name, TRAIT.c.created_at,
-            TRAIT.c.updated_at)).all()
-        self.trait_names = {id_: name for id_, name, _, _ in rows}
-        self.trait_ids = {name: id_ for id_, name, _, _ in rows}
-        self.trait_changed = {id_: updated or created
-                              for id_, _, created, updated in rows}
-        self._sharing_trait = self.trait_ids.get(
+        rows = state_rows.classes(conn)
+        self._class_names = dict(rows)
+        self._class_ids = {name: id_ for id_, name in rows}
+        rows = state_rows.traits(conn)
+        self._trait_names = {id_: name for id_, name, _, _ in rows}
+        self._trait_ids = {name: id_ for id_, name, _, _ in rows}
+        self._trait_changed = {id_: updated or created
+                               for id_, _, created, updated in rows}
+        self._sharing_trait = self._trait_ids.get(
             os_traits.MISC_SHARES_VIA_AGGREGATE)
         self.sharing = {provider.id for provider in self.providers.values()
                         if self._sharing_trait in provider.traits}
         self._drop_summaries()     # they show class and trait names
         self._shared_roots = {}
 
+    def read(self, conn, ids=None, names=False):
+        """Read from ``conn`` the providers ``ids`` again (None: read
+        everything, names included), and with ``names`` the resource
+        class and trait names, in place of what was known of them."""
+        if ids is None:
+            self._empty()
+            names = True
+        if names:
+            self._load_names(conn)
+        if ids is None or ids:
+            self._load_providers(conn, ids)
+
     def _load_providers(self, conn, ids=None):
         """Read the providers ``ids`` (None: all) and put them in place
         of what was known of them."""
-        def only(column):
-            return () if ids is None else (providers_core.ids_in(
-                conn, column, ids),)
-
-        if ids is None:
-            self._empty()
-            self._load_names(conn)
-        else:
+        if ids is not None:
             before = self._placement(ids)
             for provider_id in ids:
                 self._forget(provider_id)
         found = {}
         for (id_, uuid, parent, root, name, generation, created,
-             updated) in conn.execute(
-                sa.select(RP.c.id, RP.c.uuid, RP.c.parent_provider_id,
-                          tables.root_of(RP), RP.c.name,
-                          RP.c.generation, RP.c.created_at,
-                          RP.c.updated_at)
-                .where(*only(RP.c.id))):
+             updated) in state_rows.providers(conn, ids):
             found[id_] = Provider(id_, uuid, parent, root, name, generation,
                                   updated or created)
         # Lists while reading, not sets or dicts: at 100,000 providers a
         # set or dict each, alive at once, made a starting worker's peak.
         inventories = collections.defaultdict(list)
         used = {}
-        for provider_id, class_id, amount in conn.execute(
-                sa.select(ALLOC.c.resource_provider_id,
-                          ALLOC.c.resource_class_id,
-                          sa.func.sum(ALLOC.c.used))
-                .where(*only(ALLOC.c.resource_provider_id))
-                .group_by(ALLOC.c.resource_provider_id,
-                          ALLOC.c.resource_class_id)):
+        for provider_id, class_id, amount in state_rows.usage(conn, ids):
             used[provider_id, class_id] = int(amount or 0)
-        for (provider_id, class_id, *record) in conn.execute(
-                sa.select(INV.c.resource_provider_id,
-                          INV.c.resource_class_id,
-                          *inventory_storage.FIELD_COLUMNS)
-                .where(*only(INV.c.resource_provider_id))):
+        for (provider_id, class_id, *record) in state_rows.inventories(
+                conn, ids):
             if provider_id in found:
                 inventories[provider_id].append((class_id, self._record(
                     *record, used.get((provider_id, class_id), 0))))
         traits = collections.defaultdict(list)
-        for provider_id, trait_id in conn.execute(
-                sa.select(RP_TRAIT.c.resource_provider_id,
-                          RP_TRAIT.c.trait_id)
-                .where(*only(RP_TRAIT.c.resource_provider_id))):
+        for provider_id, trait_id in state_rows.provider_traits(conn, ids):
             traits[provider_id].append(trait_id)
         aggregates = collections.defaultdict(list)
-        aggregate_ids = self.aggregate_ids
-        for provider_id, aggregate, aggregate_id in conn.execute(
-                sa.select(RP_AGG.c.resource_provider_id, AGG.c.uuid,
-                          AGG.c.id)
-                .select_from(AGGREGATE_MEMBERSHIPS)
-                .where(*only(RP_AGG.c.resource_provider_id))):
+        aggregate_ids = self._aggregate_ids
+        for provider_id, aggregate, aggregate_id in state_rows.memberships(
+                conn, ids):
             aggregates[provider_id].append(self._shared(aggregate))
             aggregate_ids[aggregate] = aggregate_id
         for provider_id, provider in found.items():
@@ -454,11 +418,12 @@ class State:
         what-if searches.  The copy shares everything else with this
         state, so it is read under this state's lock and then dropped;
         it is never refreshed."""
-        copy = object.__new__(State)
-        copy.__dict__.update(self.__dict__)
+        # Every field shared (the copy is read, never refreshed), but for
+        # the two the changed inventories change: replaced, not altered.
+        copy = copy_module.copy(self)
         copy.providers = dict(self.providers)
-        copy.class_members = collections.defaultdict(
-            set, self.class_members)
+        copy._class_members = collections.defaultdict(
+            set, self._class_members)
         copy._summaries_kept = self.SUMMARIES_KEPT  # keep none on copies
         for provider_id, records in inventories.items():
             current = self.providers[provider_id]
@@ -471,40 +436,11 @@ class State:
                 (class_id, Inventory(*fields, _used(current, class_id)))
                 for class_id, fields in records.items()))
             for class_id in set(current.inventory) ^ set(records):
-                members = set(copy.class_members.get(class_id, ()))
+                members = set(copy._class_members.get(class_id, ()))
                 members.symmetric_difference_update((provider_id,))
-                copy.class_members[class_id] = members
+                copy._class_members[class_id] = members
             copy.providers[provider_id] = provider
         return copy
-
-    def is_at(self, summary):
-        """Whether the state is as of ``summary`` (``Position.summary``)."""
-        return (self.position is not None
-                and self.position.summary() == summary)
-
-    def refresh(self, conn):
-        """Bring the state up to the database's latest committed change;
-        (whether that meant reading it whole, how many providers it
-        read)."""
-        current = changes.current(conn)
-        if self.is_at(current.summary()):
-            return False, 0
-        # None when new, too far behind, or on another database.
-        changed = changes.changed_between(conn, self.position, current)
-        if changed is not None:
-            changed = changes.split(changed)[0]     # projects: not here
-        whole = (changed is None or changes.EVERYTHING in changed
-                 or len(changed) > _PARTIAL_LIMIT)
-        if whole:
-            self._load_providers(conn)
-        else:
-            if changes.NAMES in changed:
-                self._load_names(conn)
-            changed.discard(changes.NAMES)
-            if changed:
-                self._load_providers(conn, changed)
-        self.position = current
-        return whole, len(self.providers) if whole else len(changed)
 
 
 def _used(provider, class_id):
@@ -520,65 +456,3 @@ def _unindex(index, keys, provider_id):
             del index[key]
 
 
-class Snapshot:
-    """One process's state of one database."""
-
-    def __init__(self, db):
-        # Weakly: the registry below is keyed weakly by ``db``, and a
-        # strong reference from its value would keep both alive for ever
-        # (a test suite making a database per test would never free one).
-        self._db = weakref.ref(db)
-        self.state = State()
-        self.lock = threading.Lock()
-        # Called (with no arguments) after the state was read whole, or
-        # after many providers were read again since the last call: what
-        # was read is long-lived (placement-api freezes it).
-        self.after_large_read = None
-        self._read_since = 0
-        self._registration = api_processes.Registration(version.release())
-
-    @contextlib.contextmanager
-    def fresh(self):
-        """The state as of now, for the length of the ``with`` block."""
-        self._registration.report(self._db())
-        with self.lock:
-            try:
-                whole, read = self._refresh(self._db())
-            except BaseException:
-                # A refresh cut short may have left it half applied.
-                self.state = State()
-                raise
-            self._read_since += read
-            if self.after_large_read is not None and (
-                    whole or self._read_since >= max(
-                        _LARGE_READ, len(self.state.providers) // 10)):
-                self._read_since = 0
-                self.after_large_read()
-            yield self.state
-
-    def _refresh(self, db):
-        """(whole, read) as ``State.refresh`` says; the common case,
-        nothing changed, costs one statement outside any transaction."""
-        summary = changes.summary_outside_transaction(db)
-        if summary is not None and self.state.is_at(summary):
-            return False, 0
-        return db.read(self.state.refresh)
-
-    def warm(self):
-        """Read the state now (a worker starting), so that no request
-        waits for it; a failure leaves that to the first request."""
-        try:
-            with self.fresh():
-                pass
-        except Exception as error:  # noqa: BLE001 - only a head start
-            LOG.warning('Allocation-candidate state not read at start: %s',
-                        error)
-
-
-_snapshots = per_process.PerDatabase(Snapshot)
-
-
-def of(db):
-    """The process's Snapshot of the database ``db`` serves (a forked
-    worker's own: see ``per_process``)."""
-    return _snapshots.of(db)

@@ -7,7 +7,7 @@ index probes for a large project, and most of the database's work in
 one of those consumers' allocations, project, user or type does.
 
 So each process keeps the answers it gave, per database, and drops a
-project's the moment the change log (``changes``) shows a write that
+project's the moment the change log (``catch_up``) shows a write that
 moved its usage.  This service's writes log the projects they change
 (``changes.projects_changed``).  Anything else's write to allocations,
 consumers, projects, users or consumer types is logged as EVERYTHING
@@ -23,21 +23,13 @@ has allocated for yet is not kept (its answer costs one index probe).
 import collections
 import threading
 
-import sqlalchemy as sa
-
-from placement.storage import changes
-from placement.storage import per_process
-from placement.storage import prepared
-from placement.storage.tables import PROJECT
+from placement.state import catch_up
+from placement.state import per_process
 from placement.storage import usages
 
 # Answers kept per process and database, the least recently used dropped
 # first: a few hundred bytes each.
 KEEP = 4096
-
-_PROJECT_ID = prepared.Statement(
-    sa.select(PROJECT.c.id)
-    .where(PROJECT.c.external_id == sa.bindparam('project_id')))
 
 
 class _Kept:
@@ -53,17 +45,18 @@ class _Kept:
         """``read(conn, project_id, *rest)``, given from memory while the
         project's usage has not moved."""
         key = (read, project_id, *rest)
-        summary = changes.summary_outside_transaction(db)
-        if summary is not None:
+        with self._lock:
+            position = self._position
+        if catch_up.unchanged(db, position):
             with self._lock:
-                found = self._found(summary, key)
+                found = self._found(position.summary(), key)
             if found is not None:
                 return found
         return db.read(self._read, key)
 
     def _found(self, summary, key):
-        """The kept answer for ``key`` if the log stands at ``summary``;
-        called with the lock held."""
+        """The kept answer for ``key`` if the answers are at ``summary``
+        (``Position.summary``); called with the lock held."""
         if self._position is None or self._position.summary() != summary:
             return None
         kept = self._answers.get(key)
@@ -73,55 +66,51 @@ class _Kept:
         return kept[1]
 
     def _read(self, conn, key):
-        current = changes.current(conn)
-        self._catch_up(conn, current)
+        with self._lock:
+            before = self._position
+        changed, current = catch_up.since(conn, before)
+        self._apply(before, changed, current)
         with self._lock:
             found = self._found(current.summary(), key)
         if found is not None:
             return found
         read, project_id, *rest = key
-        project = _PROJECT_ID.execute(conn, {'project_id': project_id}).all()
+        project = usages.project_id(conn, project_id)
         answer = read(conn, project_id, *rest)
-        if project:
+        if project is not None:
             with self._lock:
                 if self._position.summary() == current.summary():
-                    self._keep(key, project[0][0], answer)
+                    self._keep(key, project, answer)
         return answer
 
-    def _catch_up(self, conn, current):
-        """Drop the answers of the projects changed since the kept
-        position, and stand at ``current``.
+    def _apply(self, before, changed, current):
+        """Drop the answers ``changed`` (since the position ``before``)
+        touches, and stand at ``current``.
 
         Another thread may have moved the position meanwhile: dropping
         what changed since an earlier position drops more than needed,
         never less, and the position never goes back.
         """
         with self._lock:
-            before = self._position
-        if before is not None and before.summary() == current.summary():
-            return
-        changed = changes.changed_between(conn, before, current)
-        with self._lock:
             now = self._position
             if now is not before:
                 if now.epoch != current.epoch:
-                    changed = None      # another database: drop it all
+                    changed = catch_up.UNKNOWN  # another database
                 elif now.total >= current.total:
                     return      # another thread got further: its drops hold
             self._drop(changed)
             self._position = current
 
     def _drop(self, changed):
-        """Drop what the log entries ``changed`` (None: unknown) touch:
-        every answer for an unknown change, any change by anything else,
-        or a renamed class or trait (answers show class names)."""
-        providers, projects = changes.split(changed or ())
-        if (changed is None or changes.EVERYTHING in providers
-                or changes.NAMES in providers):
+        """Drop what ``changed`` touches: every answer when the log
+        cannot say (any change by anything else) or a class or trait was
+        named anew (answers show class names), else those of the projects
+        whose usage moved."""
+        if changed.unknown or changed.names:
             self._answers.clear()
             self._keys_of.clear()
             return
-        for project in projects:
+        for project in changed.projects:
             for key in self._keys_of.pop(project, ()):
                 del self._answers[key]
 

@@ -13,7 +13,7 @@
    (``summaries``).
 
 Everything is read from the process's exact in-memory state
-(``snapshot.State``).  The result is plain data, produced lazily
+(``state.providers.State``).  The result is plain data, produced lazily
 (``Found``): allocation requests, each ``(allocations, mappings)`` with
 ``allocations`` as {provider uuid: {'resources': {class: amount}}} (the
 shape allocations have everywhere in the API) and ``mappings`` as
@@ -64,8 +64,8 @@ class _RequestSearch:
     # -- step 1 -------------------------------------------------------------
 
     def resolve(self):
-        """Resolve every name; _Empty when the answer is empty whatever
-        the trees say."""
+        """Resolve every name; group_loading.Empty when the answer is
+        empty whatever the trees say."""
         request = self.request
         if request.root_required or request.root_forbidden:
             ids = filters.trait_ids(

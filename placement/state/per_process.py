@@ -1,6 +1,6 @@
 """State a process keeps per database it serves, safe across fork.
 
-The in-memory candidate state (``placement.candidates.snapshot``) and the
+The in-memory candidate state (``placement.state.snapshot``) and the
 project usages kept in memory (``project_usages``) are each one object
 per database per process.  A worker forked from a process that had loaded
 the application (uwsgi without ``lazy-apps``, gunicorn ``--preload``)

@@ -13,7 +13,7 @@ from placement import errors
 from placement import microversion
 from placement import schemas as schema_tables
 from placement.candidates import request as candidate_request
-from placement.handlers import query_params
+from placement import query_params
 from placement.schemas import allocation_candidate as schemas
 
 FORBIDDEN_TRAITS_VERSION = (1, 22)

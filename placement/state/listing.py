@@ -15,7 +15,7 @@ compares them (case-insensitively on MySQL), and raises upstream's
 errors in upstream's order.
 """
 
-from placement.candidates import filters
+from placement.state import queries
 
 
 def answers_from_state(list_filters):
@@ -44,19 +44,19 @@ def matching(state, wanted):
     if wanted.in_tree is not None:
         ids = state.members(state.provider_by_uuid(wanted.in_tree).root)
     elif wanted.member_of:
-        ids = sorted(filters.in_every(state, wanted.member_of))
+        ids = sorted(queries.in_every(state, wanted.member_of))
     elif amounts:
-        ids = sorted(filters.holding_every(state, amounts))
+        ids = sorted(queries.holding_every(state, amounts))
     else:
         ids = state.ordered()
     if not (required or forbidden or wanted.member_of
             or wanted.forbidden_aggregates or amounts):
         return [providers[id_] for id_ in ids]
     return [provider for provider in map(providers.__getitem__, ids)
-            if filters.aggregates_pass(provider, wanted.member_of,
+            if queries.aggregates_pass(provider, wanted.member_of,
                                        wanted.forbidden_aggregates)
-            and filters.traits_pass(provider, required, forbidden)
-            and len(filters.with_room(provider, amounts)) == len(amounts)]
+            and queries.traits_pass(provider, required, forbidden)
+            and len(queries.with_room(provider, amounts)) == len(amounts)]
 
 
 def _all_known(state, wanted):

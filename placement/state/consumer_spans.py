@@ -5,12 +5,11 @@ The audit's split consumers are among them.  Finding them means grouping
 every allocation by consumer: about a second of the database's time at
 1,000,000 allocations, too slow to pay on every audit.  So each process
 keeps them per database, read whole on its first audit, then kept exact
-by the change log (``changes``), as the candidate state is: every write
+by the change log (``catch_up``), as the candidate state is: every write
 that changes a provider's allocations, traits (sharing) or place in a
 tree logs that provider, and the consumers holding on a logged provider
-(now, or when last read) are read again.  A write by anything else
-(EVERYTHING), another database's log, or more than ``PARTIAL_LIMIT``
-providers changed: read whole again.
+(now, or when last read) are read again; when the log cannot say, or
+names too many providers, all are read again.
 
 Most such consumers hold in one tree of their own and on one sharing
 provider elsewhere (a server and its disk on a pool).  They are kept by
@@ -22,12 +21,9 @@ with where they hold, to be looked at one by one.
 import collections
 import threading
 
+from placement.state import catch_up
+from placement.state import per_process
 from placement.storage import audit as storage
-from placement.storage import changes
-from placement.storage import per_process
-
-# Providers changed since the last audit beyond which all is read again.
-PARTIAL_LIMIT = 5000
 
 
 class Spans(collections.namedtuple('Spans', 'pairs others')):
@@ -74,20 +70,12 @@ class _Kept:
                          dict(self._others))
 
     def _refresh(self, conn):
-        current = changes.current(conn)
-        if (self._position is not None
-                and self._position.summary() == current.summary()):
-            return
-        changed = changes.changed_between(conn, self._position, current)
-        providers = changes.split(changed)[0] if changed is not None else ()
-        if (changed is None or changes.EVERYTHING in providers
-                or len(providers) > PARTIAL_LIMIT):
+        changed, position = catch_up.since(conn, self._position)
+        if changed.too_many():
             self._read_whole(conn)
-        else:
-            providers.discard(changes.NAMES)
-            if providers:
-                self._read_again(conn, providers)
-        self._position = current
+        elif changed.providers:
+            self._read_again(conn, changed.providers)
+        self._position = position
 
     def _read_whole(self, conn):
         for kept in (self._pairs, self._pair_of, self._others):

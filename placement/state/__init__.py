@@ -1,0 +1,29 @@
+"""The in-memory state: exact copies of the database each process keeps.
+
+Each API process keeps copies of what it answers most from memory, and
+the change log (``storage.changes``) keeps them true: before a copy is
+read, the process asks where the log stands (one statement), and reads
+again what was logged since (``catch_up``), so that every answer equals
+what a fresh read of the database would give at that moment, whichever
+process or host wrote last.  Read in this order; each module depends
+only on those above it (and on ``storage``, which does the SQL).
+
+- ``per_process``: one object per database per process, started afresh
+  in a forked worker.
+- ``catch_up``: what changed since a copy's position, the one reading of
+  the log every copy applies.
+- ``providers``: the providers, their trees, inventories and usage,
+  traits and aggregates, and the class and trait names, with the
+  lookups everything reads them by (``State``).
+- ``queries``: what the state answers about many providers at once.
+- ``registration``: this process's record among those reading the log.
+- ``snapshot``: a process's ``State`` of a database, refreshed under a
+  lock before each read (``Snapshot.fresh``).
+- ``listing`` and ``provider_reads``: ``GET /resource_providers`` and a
+  provider's usages, traits and aggregates from the state, else SQL.
+- ``project_usages``: the answers ``GET /usages?project_id=`` gave.
+- ``consumer_spans``: the consumers holding in two or more trees (the
+  audit's split consumers are among them).
+
+Nothing here knows about HTTP.
+"""
