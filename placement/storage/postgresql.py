@@ -17,6 +17,13 @@ transaction is still open on the server, and put the session back in
 psycopg2's own transaction handling, which reads and everything else
 keep using.
 
+What a statement left for later relies on is enforced here, not only
+said: a deferred statement goes with the next statement or with the
+COMMIT that ends its transaction, and neither a statement nor a deferral
+is accepted once a statement has carried that COMMIT
+(``TransactionEnded``), since it would run outside the transaction or
+not at all.
+
 ``engine.create_engine`` makes every PostgreSQL connection one of these;
 ``Database.write`` calls ``begin_write``.
 """
@@ -28,12 +35,25 @@ _COMMIT = '; COMMIT'
 _THEN = '; '
 
 
+class TransactionEnded(RuntimeError):
+    """A statement (sent or deferred) after the one that carried its
+    write transaction's COMMIT: a mistake in the code, never the
+    database's, which would have left that statement out of the
+    transaction."""
+
+    def __init__(self):
+        super().__init__('A statement after the one that carried its write '
+                         'transaction\'s COMMIT would run outside it.')
+
+
 class Cursor(extensions.cursor):
     """Sends the pending BEGIN, or the deferred statements, with the
     next statement."""
 
     def execute(self, query, vars=None):
         session = self.connection
+        if session.commit_sent:
+            raise TransactionEnded()
         if session.begin_pending:
             session.begin_pending = False
             if self.name is None:
@@ -50,10 +70,17 @@ class Cursor(extensions.cursor):
                 query, vars = sql + _THEN + query, args + vars
             else:
                 session.send_deferred()
-        return super().execute(query, vars)
+        try:
+            return super().execute(query, vars)
+        finally:
+            # Sent (or failed, which ends the transaction as well).
+            session.commit_sent = session.commit_next
+            session.commit_next = False
 
     def executemany(self, query, vars_list):
         session = self.connection
+        if session.commit_sent:
+            raise TransactionEnded()
         if session.begin_pending:   # run once per row: BEGIN goes alone
             session.begin_pending = False
             session.begin_alone()
@@ -71,6 +98,10 @@ class Session(extensions.connection):
     # whether it has sent nothing yet.
     writing = False
     begin_pending = False
+    # Whether the next statement carries the write transaction's COMMIT
+    # (``with_commit``), and whether one did: nothing may follow.
+    commit_next = False
+    commit_sent = False
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -110,6 +141,7 @@ class Session(extensions.connection):
 
     def _end(self, statement):
         self.writing = self.begin_pending = False
+        self.commit_next = self.commit_sent = False
         ending = statement == 'COMMIT' and self.deferred
         sql, args = self.take_deferred()
         # Idle: nothing was sent, or COMMIT went with the last statement
@@ -122,6 +154,10 @@ class Session(extensions.connection):
                         _send_or_roll_back(cursor, sql + _COMMIT, args)
                     else:
                         cursor.execute(statement)
+            elif ending:
+                # Deferred, and no transaction left to carry it: ``defer``
+                # refuses that, so only a change to that rule gets here.
+                raise TransactionEnded()
         finally:
             # A COMMIT that failed ended the transaction too; a session
             # that lost its server is discarded by SQLAlchemy.
@@ -154,6 +190,8 @@ def defer(conn, sql, args):
     if not (isinstance(driver, Session) and driver.writing
             and not driver.begin_pending):
         return False
+    if driver.commit_sent:
+        raise TransactionEnded()
     driver.deferred.append((sql, tuple(args)))
     return True
 
@@ -165,6 +203,9 @@ def with_commit(conn, sql):
     committed as usual. Its result is then the COMMIT's: no rows."""
     driver = conn.connection.driver_connection
     if isinstance(driver, Session) and driver.writing:
+        if driver.commit_sent:
+            raise TransactionEnded()
+        driver.commit_next = True
         return sql + _COMMIT
     return sql
 

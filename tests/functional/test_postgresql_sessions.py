@@ -16,6 +16,7 @@ from psycopg2 import extensions
 from placement.storage import changes
 from placement.storage import engine
 from placement.storage import exceptions
+from placement.storage import postgresql
 from placement.storage import prepared
 from placement.storage import tables
 
@@ -285,5 +286,26 @@ def test_a_rolled_back_write_drops_what_it_deferred(one_connection):
         tables.TRAIT.insert().values(name='CUSTOM_NEXT')))
     names = _trait_names(db)
     assert 'CUSTOM_NEXT' in names and 'CUSTOM_DROPPED' not in names
+    assert _session_state(db) == (
+        False, extensions.TRANSACTION_STATUS_IDLE)
+
+
+@pytest.mark.parametrize('then', ['deferred', 'sent'])
+def test_nothing_follows_the_statement_that_carried_the_commit(
+        one_connection, then):
+    """What a deferred statement relies on is enforced: once a statement
+    has carried its transaction's COMMIT, a statement deferred or sent
+    after it is refused, never left out of the transaction silently."""
+    db = one_connection
+
+    def write(conn):
+        _ADD_TRAIT.execute(conn, {'name': 'CUSTOM_FIRST'})
+        _PREPARED_FIRST.execute(conn, commit=True)
+        _ADD_TRAIT.execute(conn, {'name': 'CUSTOM_AFTER'},
+                           defer=then == 'deferred')
+    with pytest.raises(postgresql.TransactionEnded):
+        db.write(write)
+    names = _trait_names(db)
+    assert 'CUSTOM_FIRST' in names and 'CUSTOM_AFTER' not in names
     assert _session_state(db) == (
         False, extensions.TRANSACTION_STATUS_IDLE)
