@@ -8,13 +8,12 @@ its body or query string changed along the way, every variant is listed
 under ``x-openstack-schemas-by-microversion``, and
 ``x-openstack-microversions`` gives the range the operation exists in.
 
-``python -m placement.openapi`` prints it; api-ref/openapi.json is that
+``python -m placement.cmd.openapi`` prints it; api-ref/openapi.json is that
 output, checked in (a test keeps it current).
 """
 
 import copy
 import http
-import json
 import re
 
 from placement import microversion
@@ -197,12 +196,3 @@ def document(routes):
             }},
         },
     }
-
-
-def main():
-    from placement import app
-    print(json.dumps(document(app.routes()), indent=1, sort_keys=True))
-
-
-if __name__ == '__main__':
-    main()

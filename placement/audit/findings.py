@@ -318,9 +318,12 @@ def _consumer_findings(db, held_by, in_scope, scope):
         yield uuid, held, records.get(uuid)
 
 
-def _split_consumers(db, split, in_scope, scope):
+def _split_consumers(db, held_by, in_scope, scope):
+    """The split consumers' findings: ``held_by`` is {consumer uuid:
+    [storage.Held]} of those found split."""
     findings = []
-    for uuid, held, record in _consumer_findings(db, split, in_scope, scope):
+    for uuid, held, record in _consumer_findings(db, held_by, in_scope,
+                                                 scope):
         finding = _described(uuid, record)
         trees = _trees(held)
         finding['roots'] = [tree['root'] for tree in trees]

@@ -42,7 +42,7 @@ def test_checked_in_copy_is_current(document):
     expected = json.dumps(document, indent=1, sort_keys=True) + '\n'
     assert CHECKED_IN.read_text() == expected, (
         'api-ref/openapi.json is stale: regenerate it with '
-        '"python -m placement.openapi > api-ref/openapi.json"')
+        '"python -m placement.cmd.openapi > api-ref/openapi.json"')
 
 
 def test_every_route_and_method_is_described(document):
