@@ -7,7 +7,7 @@ made once per backend, so tests are independent and fast.  ``--backend
 sqlite`` (or postgresql, mysql; repeatable) runs only those.
 """
 
-import os
+import collections
 import shutil
 import uuid
 
@@ -21,12 +21,12 @@ from placement.storage import engine
 from placement.storage import migration
 from placement.storage import standard_sync
 from placement.storage import tables
+from tests import installed
 from tests import mariadb_server
 from tests import pg_cluster
 from tests import wsgi_servers
 
 BACKENDS = ('sqlite', 'postgresql', 'mysql')
-
 
 def pytest_addoption(parser):
     parser.addoption('--backend', choices=BACKENDS, action='append',
@@ -36,6 +36,26 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     config.addinivalue_line(
         'markers', 'backends(*names): run only on these database backends')
+
+
+def pytest_terminal_summary(terminalreporter):
+    """One line naming the servers whose tests were skipped for want of
+    them, and the command that installs them."""
+    missing = collections.Counter()
+    for report in terminalreporter.stats.get('skipped', ()):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) \
+            else str(report.longrepr)
+        for server in installed.SERVERS:
+            if reason.startswith('Skipped: %s%s ' % (installed.MISSING,
+                                                     server)):
+                missing[server] += 1
+    if missing:
+        packages = ' '.join(installed.SERVERS[server] for server in missing)
+        terminalreporter.write_line(
+            'Skipped for want of %s; to run them too (as root): apt-get '
+            'install -y %s' % (', '.join(
+                '%s (%d tests)' % item for item in missing.items()),
+                packages))
 
 
 def pytest_generate_tests(metafunc):
@@ -62,13 +82,8 @@ def mod_wsgi_env():
     is a failure."""
     directory = wsgi_servers.readable_directory('placement-mod-wsgi-')
     try:
-        venv = wsgi_servers.mod_wsgi_venv(directory)
-        if venv is None:
-            message = 'apache2-dev (apxs) or Debian python3 missing'
-            if os.environ.get('CI'):
-                pytest.fail(message)
-            pytest.skip(message)
-        yield venv
+        yield installed.require('Apache and Debian Python',
+                      lambda: wsgi_servers.mod_wsgi_venv(directory))
     finally:
         shutil.rmtree(directory, ignore_errors=True)
 
@@ -88,6 +103,7 @@ def serve_wsgi(request):
 
 @pytest.fixture(scope='session')
 def mariadb():
+    installed.require('MariaDB', mariadb_server.installed)
     server = mariadb_server.Server().start()
     yield server
     server.stop()

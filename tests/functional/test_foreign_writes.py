@@ -23,6 +23,7 @@ from placement.storage import changes
 from placement.storage import engine
 from placement.storage import migration
 
+from tests import installed
 from tests import mariadb_server
 from tests.conftest import Client
 
@@ -276,6 +277,7 @@ def test_a_foreign_transaction_takes_the_stamp_at_its_commit(
 def binlog_server():
     """A MariaDB server with binary logging on, where CREATE TRIGGER needs
     SUPER (or log_bin_trust_function_creators)."""
+    installed.require('MariaDB', mariadb_server.installed)
     server = mariadb_server.Server().start(extra_options=('--log-bin',))
     yield server
     server.stop()

@@ -28,6 +28,7 @@ from placement.storage import engine
 from placement.storage import migration
 from placement.storage import standard_sync
 from tests import galera_cluster
+from tests import installed
 from tests import tcp_proxy
 from tests.functional import test_allocation_stress as stress
 from tests.functional.server import request
@@ -36,6 +37,7 @@ from tests.functional.server import running
 
 @pytest.fixture(scope='module')
 def cluster():
+    installed.require('Galera', galera_cluster.installed)
     galera = galera_cluster.Cluster().start()
     try:
         galera.nodes[0].create_database('placement')

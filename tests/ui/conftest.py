@@ -11,10 +11,10 @@ readers the dashboard; the audit stays admin-only.
 """
 
 import json
-import os
 
 import pytest
 
+from tests import installed
 from tests.functional import server
 from tests.ui import browser as browser_module
 from tests.ui import scene as scene_module
@@ -66,15 +66,7 @@ def live(tmp_path_factory):
 
 @pytest.fixture(scope='session')
 def browser_paths():
-    paths = browser_module.find()
-    if paths is None:
-        message = ('no browser: install Debian\'s chromium and '
-                   'chromium-driver (or set PLACEMENT_TEST_CHROMIUM and '
-                   'PLACEMENT_TEST_CHROMEDRIVER)')
-        if os.environ.get('CI'):
-            pytest.fail(message)
-        pytest.skip(message)
-    return paths
+    return installed.require('Chromium', browser_module.find)
 
 
 @pytest.fixture(scope='session')
