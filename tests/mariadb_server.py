@@ -35,7 +35,7 @@ def find_program(name):
         return found
     for directory in directories:
         path = os.path.join(directory, name)
-        if os.path.exists(path):
+        if os.access(path, os.X_OK):
             return path
     raise RuntimeError('MariaDB binaries (%s) not found: install '
                        'mariadb-server or set PLACEMENT_TEST_MYSQL_BINDIR'

@@ -195,8 +195,8 @@ def mod_wsgi_venv(directory):
     may hold a wheel of the same name built against another Python's
     libpython.
     """
-    if not (shutil.which('apxs') or os.path.exists('/usr/bin/apxs')) or \
-            not os.path.exists('/usr/bin/python3'):
+    if not (shutil.which('apxs') or os.access('/usr/bin/apxs', os.X_OK)) \
+            or not os.access('/usr/bin/python3', os.X_OK):
         return None
     venv = pathlib.Path(directory) / 'venv'
     _run(['/usr/bin/python3', '-m', 'venv', str(venv)])
