@@ -65,12 +65,15 @@ def _reachable(bindir, account):
     can run it: a venv under a home directory private to root (pyenv's,
     /root's) is out of the postgres account's reach."""
     if bindir not in _REACHABLE:
-        probe = subprocess.run(
-            [os.path.join(bindir, 'pg_ctl'), '--version'],
-            user=account.pw_uid, group=account.pw_gid, extra_groups=[],
-            cwd='/', capture_output=True)
+        try:
+            reached = subprocess.run(
+                [os.path.join(bindir, 'pg_ctl'), '--version'],
+                user=account.pw_uid, group=account.pw_gid, extra_groups=[],
+                cwd='/', capture_output=True).returncode == 0
+        except OSError:     # the account may not even reach the program
+            reached = False
         reachable = bindir
-        if probe.returncode != 0:
+        if not reached:
             copy = tempfile.mkdtemp(prefix='placement-test-pg-bin-')
             os.chmod(copy, 0o755)
             atexit.register(shutil.rmtree, copy, ignore_errors=True)
