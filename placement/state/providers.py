@@ -17,6 +17,7 @@ are alike, and at 100,000 providers a copy each was most of the memory.
 
 import collections
 import copy as copy_module
+import sys
 import weakref
 
 import os_traits
@@ -129,7 +130,9 @@ class State:
         # Equal values the providers share instead of a copy each.
         self._records = weakref.WeakValueDictionary()   # Inventory
         self._inventories = weakref.WeakValueDictionary()  # _Inventories
-        self._sets = {}     # trait id and aggregate uuid sets, uuids
+        # Trait id and aggregate uuid sets, by their sorted members (a key
+        # apart from the set, so that it goes when no provider has it).
+        self._sets = weakref.WeakValueDictionary()
         self.sharing = set()
         self._class_ids = {}
         self._class_names = {}
@@ -256,7 +259,9 @@ class State:
         self._summaries_kept -= len(provider.summaries or ())
         del self._by_uuid[provider.uuid]
         self._tree(provider.root).discard(provider_id)
-        _unindex(self._aggregate_members, provider.aggregates, provider_id)
+        for emptied in _unindex(self._aggregate_members, provider.aggregates,
+                                provider_id):
+            del self._aggregate_ids[emptied]    # an aggregate nobody is in
         _unindex(self._class_members, provider.inventory, provider_id)
         _unindex(self._trait_members, provider.traits, provider_id)
         self.sharing.discard(provider_id)
@@ -359,15 +364,14 @@ class State:
         aggregate_ids = self._aggregate_ids
         for provider_id, aggregate, aggregate_id in state_rows.memberships(
                 conn, ids):
-            aggregates[provider_id].append(self._shared(aggregate))
+            aggregates[provider_id].append(sys.intern(aggregate))
             aggregate_ids[aggregate] = aggregate_id
         for provider_id, provider in found.items():
             provider.inventory = self._shared_inventory(
                 inventories.pop(provider_id, ()))
-            provider.traits = self._shared(
-                frozenset(traits.pop(provider_id, ())))
+            provider.traits = self._shared(traits.pop(provider_id, ()))
             provider.aggregates = self._shared(
-                frozenset(aggregates.pop(provider_id, ())))
+                aggregates.pop(provider_id, ()))
             self._add(provider, tree=ids is not None)
         if ids is None:
             self._trees_whole(found)
@@ -398,9 +402,15 @@ class State:
             shared = self._inventories[key] = _Inventories(key)
         return shared
 
-    def _shared(self, value):
-        """``value`` (a set or a uuid), or the equal one already kept."""
-        return self._sets.setdefault(value, value)
+    def _shared(self, members):
+        """The frozenset of ``members`` (trait ids or aggregate uuids),
+        the equal one already kept if any: most providers have one of a
+        few sets."""
+        key = tuple(sorted(members))
+        found = self._sets.get(key)
+        if found is None:
+            found = self._sets[key] = frozenset(members)
+        return found
 
     def _placement(self, ids):
         """{id: (root, aggregates, sharing)} for the providers of ``ids``
@@ -449,10 +459,15 @@ def _used(provider, class_id):
 
 
 def _unindex(index, keys, provider_id):
+    """Take ``provider_id`` out of ``index``'s entries of ``keys``; the
+    keys left with no member, which go."""
+    emptied = []
     for key in keys:
         members = index[key]
         members.discard(provider_id)
         if not members:
             del index[key]
+            emptied.append(key)
+    return emptied
 
 
