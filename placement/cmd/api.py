@@ -2,14 +2,19 @@
 
     placement-api [--config-file FILE] [--bind HOST:PORT] [--workers N]
 
-The database is prepared (migrated when configured, standard classes and
-traits synced) once in the parent, then each worker builds its own app
-and connection pool after the fork.
+The parent prepares the database (migrated when configured, standard
+classes and traits synced), builds the application and reads the
+candidate state, then forks the workers: each shares the parent's pages
+of the application and the state until it changes them (a host's memory
+for the state then grows little with its workers), opens connections of
+its own, and has only to catch up with the change log to serve, so no
+request waits for a worker to read the state.  The parent brings its
+state up to date before each fork, so that a worker started later (one
+that died, say) catches up as little.
 """
 
 import atexit
 import ctypes
-import gc
 import logging
 import os
 import shutil
@@ -78,28 +83,27 @@ class _Server(gunicorn_base.BaseApplication):
         self.cfg.set('proc_name', 'placement-api')
         self.cfg.set('control_socket_disable', True)
         self.cfg.set('child_exit', _child_exit)
+        self.cfg.set('preload_app', True)
+        self.cfg.set('pre_fork', self._pre_fork)
 
     def load(self):
-        db = engine.Database.from_conf(self.conf)
-        application = app.build_app(self.conf, db, prepare=False)
-        state = snapshot.of(db)
-        state.after_large_read = _freeze_long_lived
-        state.warm()
-        _freeze_long_lived()
+        """The application, built in the parent (``preload_app``)."""
+        self.db = engine.Database.from_conf(self.conf)
+        application = app.build_app(self.conf, self.db, prepare=False)
+        snapshot.serving(self.db)
+        self.db.dispose()
         return application
 
-
-def _freeze_long_lived():
-    """Put every object alive now (the application, the candidate state:
-    hundreds of thousands of objects at a large cloud) beyond the cyclic
-    garbage collector, which would otherwise walk them all again each
-    time a request's many short-lived objects set off a full collection.
-    Profiled: a 10,000-provider listing spent half its time there.  What
-    the state drops later is still freed: nothing in it forms cycles, so
-    reference counting frees it.  The collection first walks only what
-    is not frozen yet."""
-    gc.collect()
-    gc.freeze()
+    def _pre_fork(self, _arbiter, _worker):
+        """Bring the parent's state up to date for the worker about to be
+        forked: it then has little to catch up with.  A failure (the
+        database away) leaves that to the worker."""
+        try:
+            with self.db.between_forks(), snapshot.of(self.db).fresh():
+                pass
+        except Exception as error:  # noqa: BLE001 - the worker reads it
+            LOG.warning('Candidate state not refreshed before a fork: %s',
+                        error)
 
 
 def _child_exit(_server, worker):

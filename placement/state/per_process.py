@@ -3,10 +3,12 @@
 The in-memory candidate state (``placement.state.snapshot``) and the
 project usages kept in memory (``project_usages``) are each one object
 per database per process.  A worker forked from a process that had loaded
-the application (uwsgi without ``lazy-apps``, gunicorn ``--preload``)
-starts afresh: a lock the parent held at the fork would never be
-released in the child, and the parent's state is not the worker's to
-keep.  The worker reads its own at its first request, as at a start.
+the application (``placement-api``, uwsgi without ``lazy-apps``, gunicorn
+``--preload``) gets objects of its own: a lock the parent held at the
+fork would never be released in the child.  Each is made afresh, or,
+where ``inherit`` says how, from the parent's (the candidate state: the
+child then shares the parent's pages until it changes them, and has only
+to catch up with the change log, not to read everything).
 """
 
 import os
@@ -26,10 +28,12 @@ class _Objects:
 
 class PerDatabase:
     """``of(db)``: this process's object for ``db``, made by
-    ``make(db)`` the first time."""
+    ``make(db)`` the first time, or in a forked child by
+    ``inherit(the parent's object)`` when that gives one (not None)."""
 
-    def __init__(self, make):
+    def __init__(self, make, inherit=None):
         self._make = make
+        self._inherit = inherit
         self._objects = _Objects()
 
     def of(self, db):
@@ -37,9 +41,19 @@ class PerDatabase:
         if objects.pid != os.getpid():
             # Threads racing here each start afresh; one is kept, and an
             # object made in the other is simply read again once.
-            objects = self._objects = _Objects()
+            objects = self._objects = self._forked(objects)
         with objects.lock:
             found = objects.by_database.get(db)
             if found is None:
                 found = objects.by_database[db] = self._make(db)
             return found
+
+    def _forked(self, parent):
+        """A forked child's objects, from its parent's ``parent``."""
+        objects = _Objects()
+        if self._inherit is not None:
+            for db, inherited in list(parent.by_database.items()):
+                child = self._inherit(inherited)
+                if child is not None:
+                    objects.by_database[db] = child
+        return objects

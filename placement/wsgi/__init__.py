@@ -14,21 +14,30 @@ The configuration file is ``$PLACEMENT_CONFIG_FILE``, else
 ``$OS_PLACEMENT_CONFIG_DIR/placement.conf``, else oslo.config's default
 locations (``/etc/placement/placement.conf`` ...); see README.rst.
 
-Every entry point may be loaded before the server forks its workers
-(uwsgi without ``lazy-apps``, gunicorn ``--preload``): a worker never
-uses a database connection, lock or candidate state the parent made
-(``storage.engine.Database``, ``state.snapshot.of``).
+The candidate state is read when the application is built, so that a
+worker that loads it (uwsgi's ``lazy-apps``, mod_wsgi) is ready before it
+takes a request.  Every entry point may be loaded before the server forks
+its workers (uwsgi without ``lazy-apps``, gunicorn ``--preload``): a
+worker never uses a database connection or lock the parent made
+(``storage.engine.Database``), and starts from the parent's candidate
+state, catching up with the change log (``state.snapshot``).
 """
 
 from placement import app
 from placement import config_loader
+from placement.state import snapshot
+from placement.storage import engine
 
 
 def init_application():
     """A new WSGI application, configured as the module docstring says."""
     conf = config_loader.load(
         default_config_files=config_loader.wsgi_config_files())
-    return app.build_app(conf)
+    db = engine.Database.from_conf(conf)
+    application = app.build_app(conf, db)
+    snapshot.serving(db)
+    db.dispose()
+    return application
 
 
 def __getattr__(name):
