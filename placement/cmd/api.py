@@ -57,6 +57,12 @@ CLI_OPTS = [
     cfg.IntOpt('max-header-size', default=65536, min=1024,
                help='Largest header block accepted, in bytes (431 '
                     'beyond).'),
+    cfg.IntOpt('max-worker-memory', default=64, min=0,
+               help='Megabytes of memory a worker may have of its own '
+                    '(not shared with the parent, which holds the '
+                    'application and the candidate state) before it is '
+                    'replaced by a fresh one forked from the parent; 0 '
+                    'never replaces one.'),
 ]
 
 

@@ -46,6 +46,16 @@ gunicorn's threaded worker, with these changes:
   gunicorn touches it at every turn of the event loop, a system call per
   request under load (3 % of a worker's CPU on a cheap read). Here it is
   touched at most once per ``HEARTBEAT_EVERY``.
+- **Replaced once it no longer shares.** A worker starts sharing the
+  parent's pages (the application, the candidate state: see
+  ``placement.cmd.api``), and each page it writes to becomes its own;
+  Python writes to an object's page whenever it takes a reference to
+  it, so answering requests about providers all over the cloud copies,
+  within minutes, the whole state.  Every ``MEMORY_CHECK_EVERY`` seconds
+  the worker reads how much memory is its own alone; past
+  ``--max-worker-memory`` it stops taking requests, finishes those it
+  has and exits, and the arbiter forks a fresh worker from the parent's
+  up-to-date state, which has only a few changes to catch up with.
 - **OpenStack errors.** What gunicorn itself refuses (malformed HTTP, too
   many headers) is answered with the JSON error document every other
   answer uses, not gunicorn's HTML page.
@@ -86,6 +96,8 @@ LINGER_BYTES = 128 * 1024 * 1024
 _STOP_LINGER = 0.25
 # The least time between two touches of the heartbeat file.
 HEARTBEAT_EVERY = 1.0
+# Seconds between two reads of how much memory the worker has of its own.
+MEMORY_CHECK_EVERY = 5.0
 # How long a thread woken by a request's head waits for its body (see
 # _body_following), in seconds.
 BODY_WAIT = 0.002
@@ -102,6 +114,21 @@ _STATUS = (
     (http_errors.UnsupportedTransferCoding, 501),
     (http_errors.ForbiddenProxyRequest, 403),
 )
+
+
+def own_memory():
+    """Bytes of this process's memory no other process shares: the pages
+    it wrote to (its own or copied from its parent) and those only it
+    reads, from /proc (0 where there is no /proc)."""
+    total = 0
+    try:
+        with open('/proc/self/smaps_rollup') as handle:
+            for line in handle:
+                if line.startswith(('Private_Clean:', 'Private_Dirty:')):
+                    total += int(line.split()[1]) * 1024
+    except OSError:
+        return 0
+    return total
 
 
 def _status_of(exc):
@@ -199,17 +226,19 @@ class _Head:
 class Limits:
     """What a request may be, and how long its client has to send it."""
 
-    def __init__(self, request_line, header_block, body, client_timeout):
+    def __init__(self, request_line, header_block, body, client_timeout,
+                 own_memory=0):
         self.request_line = request_line
         self.header_block = header_block
         self.body = body
         self.client_timeout = client_timeout
+        self.own_memory = own_memory    # bytes; 0: no limit
 
     @classmethod
     def from_conf(cls, conf):
         return cls(conf.max_request_line, conf.max_header_size,
                    conf.oslo_middleware.max_request_body_size,
-                   conf.client_timeout)
+                   conf.client_timeout, conf.max_worker_memory * 2 ** 20)
 
     def problem(self, data, head):
         """(status, detail) if ``data`` (a request so far, framed as
@@ -242,6 +271,7 @@ class Worker(gthread.ThreadWorker):
         self.lingering = set()
         # Once the worker stops: when requests still arriving are refused.
         self.arrivals_end = None
+        self.memory_checked_at = time.monotonic()
         # Kept-alive connections armed on the pool (see _keep), oldest
         # first; gunicorn's own are in keepalived_conns, on the poller.
         self.watched_conns = collections.deque()
@@ -267,6 +297,20 @@ class Worker(gthread.ThreadWorker):
         if now - self.heartbeat_at >= HEARTBEAT_EVERY:
             self.heartbeat_at = now
             super().notify()
+            if (self.limits.own_memory and self.alive
+                    and now >= self.memory_checked_at + MEMORY_CHECK_EVERY):
+                self.memory_checked_at = now
+                self._replaced_if_grown()
+
+    def _replaced_if_grown(self):
+        """Stop (the arbiter forks a fresh worker) once this one's own
+        memory passed its limit (see the module's docstring)."""
+        own = own_memory()
+        if own > self.limits.own_memory:
+            self.log.info('Worker %d has %d MB of memory of its own, more '
+                          'than --max-worker-memory: replacing it.',
+                          os.getpid(), own // 2 ** 20)
+            self.alive = False
 
     def enqueue_req(self, conn):
         """Every way in (accept, a kept-alive connection turning readable,

@@ -11,6 +11,7 @@ import time
 import pytest
 
 from placement.cmd import worker
+from tests.functional.server import request
 from tests.functional.server import running
 from tests.functional.server import started
 
@@ -144,3 +145,29 @@ def test_a_stopping_server_serves_requests_still_arriving_then_says_503(
     assert json.loads(body)['errors'][0]['detail'] == \
         'The server is stopping.'
     assert waited < 5
+
+
+@pytest.mark.backends('sqlite')
+def test_a_worker_past_its_memory_limit_is_replaced_and_no_request_fails(
+        database_url, tmp_path):
+    """A worker with more memory of its own than --max-worker-memory
+    (here 1 MB: any) finishes what it has and exits, and the one forked
+    in its place answers: every request in between is answered."""
+    with running(database_url, tmp_path, workers=1,
+                 extra_args=['--max-worker-memory', '1']) as port:
+        uuid = request(port, 'POST', '/resource_providers',
+                       {'name': 'cn'})[1]['uuid']
+        log = tmp_path / 'server.log'
+        answers = []
+        deadline = time.monotonic() + 30
+        while (log.read_text().count('Booting worker') < 3
+               and time.monotonic() < deadline):
+            answers.append(request(port, 'GET',
+                                   '/resource_providers/%s' % uuid)[0])
+            answers.append(request(
+                port, 'GET', '/allocation_candidates?resources=VCPU:1')[0])
+            time.sleep(0.05)
+        text = log.read_text()
+    assert text.count('Booting worker') >= 3, text[-3000:]
+    assert 'more than --max-worker-memory: replacing it' in text
+    assert set(answers) == {200}, answers
