@@ -45,6 +45,7 @@ import random
 import signal
 import statistics
 import sys
+import threading
 import time
 import uuid as uuidlib
 
@@ -80,8 +81,9 @@ def totals_mb(pids):
     return pss / 1024, rss / 1024
 
 
-def start(kind, directory, url, workers):
-    """(harness.Server, port) of ``kind`` with ``workers`` workers."""
+def start(kind, directory, url, workers, max_worker_memory=None):
+    """(harness.Server, port) of ``kind`` with ``workers`` workers (and
+    placement-api's ``--max-worker-memory``, when given)."""
     os.makedirs(directory, exist_ok=True)
     conf = harness.write_config(directory, url, sync_on_startup=False)
     port = harness.free_port()
@@ -90,6 +92,8 @@ def start(kind, directory, url, workers):
         argv = [os.path.join(bindir, 'placement-api'), '--config-file',
                 conf, '--bind', '127.0.0.1:%d' % port, '--workers',
                 str(workers)]
+        if max_worker_memory is not None:
+            argv += ['--max-worker-memory', str(max_worker_memory)]
         env = dict(os.environ)
     else:
         ini = os.path.join(directory, 'uwsgi.ini')
@@ -155,6 +159,27 @@ def mix(port, providers, workers, seconds=30):
             'GET', '/resource_providers'), range(workers * 2)))
 
 
+SETTLE_SECONDS = 15
+
+
+class _PeakSampler(threading.Thread):
+    """The server's highest total PSS, sampled every second."""
+
+    def __init__(self, server):
+        super().__init__(daemon=True)
+        self.server = server
+        self.peak = 0.0
+        self._done = threading.Event()
+
+    def run(self):
+        while not self._done.wait(1):
+            self.peak = max(self.peak, totals_mb(self.server.pids())[0])
+
+    def stop(self):
+        self._done.set()
+        self.join()
+
+
 def median_ms(port, path, times=15):
     conn = candidates.Connection(port, 600)
     seconds = []
@@ -193,24 +218,31 @@ def after_restart(server, port, path):
     raise RuntimeError('no worker replaced within 120 s')
 
 
-def measure(kind, url, root, workers, providers):
+def measure(kind, url, root, workers, providers, max_worker_memory=None):
     queries = nova_query(providers)
     server, port = start(kind, os.path.join(root, '%s-%d' % (kind, workers)),
-                         url, workers)
+                         url, workers, max_worker_memory)
     try:
         warm(port, queries['nova default'], workers)
         warmed, _ = totals_mb(server.pids())
+        sampler = _PeakSampler(server)
+        sampler.start()
         mix(port, providers, workers)
+        sampler.stop()
+        # Long enough for a worker past --max-worker-memory to be
+        # replaced (it checks every 5 s) and its successor to answer.
+        time.sleep(SETTLE_SECONDS)
+        warm(port, queries['nova default'], workers, rounds=2)
         pss, rss = totals_mb(server.pids())
         nova = median_ms(port, queries['nova default'])
         limited = median_ms(port, queries['simple limit=50'])
         first, slowest = after_restart(server, port,
                                        queries['nova default'])
-        print('%-13s %2d workers  PSS %7.0f MB warmed, %7.0f MB after the '
-              'mix  RSS %7.0f MB  nova %6.1f ms  limit=50 %5.1f ms  after a '
-              'restart: first %7.1f ms, slowest %7.1f ms'
-              % (kind, workers, warmed, pss, rss, nova, limited, first,
-                 slowest), flush=True)
+        print('%-13s %2d workers  PSS %5.0f MB warmed, %5.0f at most during '
+              'the mix, %5.0f after it  RSS %5.0f MB  nova %5.1f ms  '
+              'limit=50 %4.1f ms  after a restart: first %6.1f ms, slowest '
+              '%6.1f ms' % (kind, workers, warmed, sampler.peak, pss, rss,
+                            nova, limited, first, slowest), flush=True)
         return pss
     finally:
         server.stop()
@@ -223,6 +255,8 @@ def main():
     parser.add_argument('--servers', default='placement-api,uwsgi')
     parser.add_argument('--rounds', type=int, default=0)
     parser.add_argument('--churn', type=int, default=500)
+    parser.add_argument('--max-worker-memory', type=int,
+                        help="placement-api's, in MB (default: its own)")
     args = parser.parse_args()
     cluster = pg_cluster.Cluster().start()
     try:
@@ -237,7 +271,8 @@ def main():
             if args.rounds:
                 churn(kind, url, cluster.root, max(counts), args)
                 continue
-            pss = {n: measure(kind, url, cluster.root, n, args.providers)
+            pss = {n: measure(kind, url, cluster.root, n, args.providers,
+                              args.max_worker_memory)
                    for n in counts}
             if 1 in pss:
                 print('%-13s total PSS against 1 worker: %s' % (kind, ', '.join(
@@ -250,7 +285,8 @@ def churn(kind, url, root, workers, args):
     """Rounds of making and deleting providers and consumers; total PSS
     after each."""
     import churn_load  # noqa: E402  (its own module: the writes)
-    server, port = start(kind, os.path.join(root, 'churn'), url, workers)
+    server, port = start(kind, os.path.join(root, 'churn'), url, workers,
+                         args.max_worker_memory)
     try:
         path = nova_query(args.providers)['nova default']
         warm(port, path, workers)
