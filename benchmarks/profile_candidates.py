@@ -168,6 +168,12 @@ def bulk_insert(db, trees, allocations):
                              (tables.allocations, used)):
             for n in range(0, len(batch), 5000):
                 conn.execute(table.insert(), batch[n:n + 5000])
+        if conn.dialect.name == 'postgresql':
+            # The providers' ids were given: the sequence the next one
+            # takes its id from starts after them.
+            conn.exec_driver_sql(
+                "SELECT setval(pg_get_serial_sequence('resource_providers',"
+                " 'id'), (SELECT MAX(id) FROM resource_providers))")
 
     db.write(write)
 
