@@ -31,10 +31,12 @@ and each worker count:
   usual time).
 
 With ``--rounds N`` it then measures memory under churn instead, with
-the largest worker count: N rounds that each create and then delete
+the largest worker count: after the mix (so that the workers' copies of
+the parent's pages are made), N rounds that each create and then delete
 ``--churn`` providers (nested trees under new roots, custom traits,
 classes and aggregates) and 4 x ``--churn`` consumers, printing total
-PSS and the growth against the previous round.  Ours only: upstream
+PSS and the growth against the previous round (``--max-worker-memory
+0``, so that no worker is replaced meanwhile).  Ours only: upstream
 keeps no state (its memory is its interpreter's).
 """
 
@@ -290,6 +292,9 @@ def churn(kind, url, root, workers, args):
     try:
         path = nova_query(args.providers)['nova default']
         warm(port, path, workers)
+        # Every page of the state touched first: a worker's copies of the
+        # parent's pages are then made, and what grows is what it keeps.
+        mix(port, args.providers, workers)
         previous = None
         for number in range(1, args.rounds + 1):
             churn_load.round_trip(port, args.churn, number)
