@@ -386,31 +386,21 @@ class State:
     def _record(self, *values):
         """The Inventory of ``values``, shared with every provider that
         has the same."""
-        record = self._records.get(values)
-        if record is None:
-            record = self._records[values] = Inventory(*values)
-        return record
+        return _kept(self._records, values, lambda key: Inventory(*key))
 
     def _shared_inventory(self, records):
         """The _Inventories of ``records`` ((class id, Inventory) pairs),
         shared with every provider that has the same."""
         if not records:
             return _NO_INVENTORY
-        key = tuple(sorted(records))
-        shared = self._inventories.get(key)
-        if shared is None:
-            shared = self._inventories[key] = _Inventories(key)
-        return shared
+        return _kept(self._inventories, tuple(sorted(records)),
+                     _Inventories)
 
     def _shared(self, members):
         """The frozenset of ``members`` (trait ids or aggregate uuids),
         the equal one already kept if any: most providers have one of a
         few sets."""
-        key = tuple(sorted(members))
-        found = self._sets.get(key)
-        if found is None:
-            found = self._sets[key] = frozenset(members)
-        return found
+        return _kept(self._sets, tuple(sorted(members)), frozenset)
 
     def _placement(self, ids):
         """{id: (root, aggregates, sharing)} for the providers of ``ids``
@@ -451,6 +441,15 @@ class State:
                 copy._class_members[class_id] = members
             copy.providers[provider_id] = provider
         return copy
+
+
+def _kept(table, key, make):
+    """``table``'s value (kept weakly) for ``key``, else ``make(key)``
+    kept there: equal values shared while anything holds one."""
+    found = table.get(key)
+    if found is None:
+        found = table[key] = make(key)
+    return found
 
 
 def _used(provider, class_id):

@@ -99,24 +99,9 @@ def _users(kolla):
 
 def _venv_paths(venv):
     """Host paths ``venv`` needs, mounted at the same place: the venv
-    (its scripts name its own Python), the Python it was made from (the
-    ``home`` of its ``pyvenv.cfg``, real path and as named) and this
+    and the Python it was made from (``confined.venv_paths``) and this
     checkout (an editable install of this project)."""
-    venv = pathlib.Path(venv)
-    paths = {venv, ROOT}
-    for line in (venv / 'pyvenv.cfg').read_text().splitlines():
-        key, _, value = line.partition('=')
-        if key.strip() == 'home':
-            home = pathlib.Path(value.strip())
-            paths.update({home.parent, home.resolve().parent})
-    kept = []
-    for path in sorted(paths, key=lambda p: len(p.parts)):
-        if any(path != other and other in path.parents for other in kept):
-            continue
-        if path.parts[1] in ('usr', 'bin', 'lib', 'lib64', 'sbin'):
-            continue
-        kept.append(path)
-    return kept
+    return confined.minimal(confined.venv_paths(venv) | {ROOT})
 
 
 class Image:
