@@ -320,6 +320,6 @@ def test_a_worker_puts_what_it_loaded_beyond_the_collector(tmp_path):
         assert gc.get_freeze_count() > 0
         states = snapshot._snapshots._objects.by_database.values()
         hooks = [state.after_large_read for state in states]
-        assert api_cmd._freeze_long_lived in hooks
+        assert snapshot.keep_out_of_gc in hooks
     finally:
         gc.unfreeze()
