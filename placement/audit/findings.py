@@ -23,7 +23,7 @@ Inventories and usage are read from the candidate state in memory,
 exact as of the request; only what the allocation rows alone know is
 read from the database (``storage.audit``), narrowly for what the
 findings name; the consumers spanning trees are kept in memory
-(``storage.consumer_spans``), exact by the change log.
+(``state.consumer_spans``), exact by the change log.
 """
 
 import dataclasses

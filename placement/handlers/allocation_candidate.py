@@ -1,8 +1,8 @@
 """Handler for /allocation_candidates (1.10): GET, the scheduler's
 question "which providers could satisfy this request?".
 
-The query is parsed by ``allocation_candidate_query``, answered by the
-candidate engine, and serialized here in the shape each microversion
+The query is parsed by ``candidate_query``, answered by the
+candidate search, and serialized here in the shape each microversion
 documents: allocation requests as a list (before 1.12) or keyed by
 provider (from 1.12, with ``mappings`` from 1.34), provider summaries
 with traits (1.17), every class of inventory (1.27) and tree uuids
