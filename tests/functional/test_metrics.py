@@ -3,6 +3,7 @@ served on their own address only, summed across workers, by route
 template; off by default."""
 
 import http.client
+import socket
 import re
 import time
 
@@ -102,7 +103,10 @@ def test_requests_latency_candidates_and_pool(database_url, tmp_path,
 
 
 def test_off_by_default(database_url, tmp_path, metrics_port):
-    with running(database_url, tmp_path) as port:
+    # The port held, not listened on: whatever would serve the metrics
+    # (and nothing else: another test's server) could not take it.
+    with socket.socket() as held, running(database_url, tmp_path) as port:
+        held.bind(('127.0.0.1', metrics_port))
         assert request(port, 'GET', '/')[0] == 200
         conn = http.client.HTTPConnection('127.0.0.1', metrics_port,
                                           timeout=5)
