@@ -102,14 +102,11 @@ class _Server(gunicorn_base.BaseApplication):
 
     def _pre_fork(self, _arbiter, _worker):
         """Bring the parent's state up to date for the worker about to be
-        forked: it then has little to catch up with.  A failure (the
-        database away) leaves that to the worker."""
-        try:
-            with self.db.between_forks(), snapshot.of(self.db).fresh():
-                pass
-        except Exception as error:  # noqa: BLE001 - the worker reads it
-            LOG.warning('Candidate state not refreshed before a fork: %s',
-                        error)
+        forked: it then has little to catch up with, and shares the
+        lookups worked out here.  A failure (the database away) leaves
+        that to the worker."""
+        with self.db.between_forks():
+            snapshot.of(self.db).warm('before a fork')
 
 
 def _child_exit(_server, worker):

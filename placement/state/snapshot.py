@@ -82,15 +82,17 @@ class Snapshot:
             return False, 0
         return db.read(refresh, self.state)
 
-    def warm(self):
-        """Read the state now (a worker starting), so that no request
-        waits for it; a failure leaves that to the first request."""
+    def warm(self, when='at start'):
+        """Read the state now and work out its lookups (a worker
+        starting, or a parent about to fork one that then shares them),
+        so that no request waits for either; a failure, logged as not
+        read ``when``, leaves that to the first request."""
         try:
-            with self.fresh():
-                pass
+            with self.fresh() as state:
+                state.work_out_lookups()
         except Exception as error:  # noqa: BLE001 - only a head start
-            LOG.warning('Allocation-candidate state not read at start: %s',
-                        error)
+            LOG.warning('Allocation-candidate state not read %s: %s',
+                        when, error)
 
     def inherited(self):
         """A forked child's Snapshot (``per_process``): this one's state,

@@ -10,10 +10,13 @@ except by the parent's own database work in threads of its own
 (``Database.between_forks``), which only placement-api's parent does.
 """
 
+import gc
 import os
 import signal
+import struct
 import threading
 import time
+import uuid as uuidlib
 
 import pytest
 import sqlalchemy as sa
@@ -184,3 +187,80 @@ def test_workers_forked_while_the_parent_reads_lose_no_write(
             "WHERE name LIKE 'CUSTOM_FORKED_%'"))) == 20
     finally:
         fresh.dispose()
+
+
+def _frames(pid, pages):
+    """{page: the physical frame process ``pid`` maps it to} for the
+    virtual ``pages`` it has in memory (/proc/PID/pagemap; the frames
+    read as 0 without CAP_SYS_ADMIN)."""
+    found = {}
+    with open('/proc/%d/pagemap' % pid, 'rb') as pagemap:
+        for page in pages:
+            pagemap.seek(page * 8)
+            entry, = struct.unpack('<Q', pagemap.read(8))
+            if entry >> 63:     # present
+                found[page] = entry & ((1 << 55) - 1)
+    return found
+
+
+@pytest.mark.backends('sqlite')   # memory, not SQL: one backend tells
+def test_a_forked_worker_s_first_search_leaves_the_parent_s_providers_shared(
+        db, client):
+    """The parent works out the state's lookups before it forks
+    (``Snapshot.warm``), so a worker's first search does not: a sharing
+    provider's roots, worked out there, took a reference to every
+    provider of its aggregates and so copied the page of each into every
+    worker.  Here the worker's first bounded search answers from a few
+    trees and leaves most of the parent's provider pages shared (what
+    it allocates may still land beside some of them)."""
+    aggregate = str(uuidlib.uuid4())
+    pool = client.post('/resource_providers', json={'name': 'pool'}).json
+    client.put('/resource_providers/%s/inventories' % pool['uuid'], json={
+        'resource_provider_generation': 0,
+        'inventories': {'DISK_GB': {'total': 1000}}})
+    client.put('/resource_providers/%s/traits' % pool['uuid'], json={
+        'resource_provider_generation': 1,
+        'traits': ['MISC_SHARES_VIA_AGGREGATE']})
+    for number in range(400):
+        node = client.post('/resource_providers',
+                           json={'name': 'cn%d' % number}).json
+        client.put('/resource_providers/%s/aggregates' % node['uuid'],
+                   json={'resource_provider_generation': 0,
+                         'aggregates': [aggregate]})
+    client.put('/resource_providers/%s/aggregates' % pool['uuid'], json={
+        'resource_provider_generation': 2, 'aggregates': [aggregate]})
+    parent = snapshot.of(db)
+    parent.warm()
+    pages = {id(provider) // os.sysconf('SC_PAGE_SIZE')
+             for provider in parent.state.providers.values()}
+    before = _frames(os.getpid(), pages)
+    if not any(before.values()):
+        pytest.skip('physical frames are unreadable without CAP_SYS_ADMIN')
+
+    searched_r, searched_w = os.pipe()
+    measured_r, measured_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:    # the worker: searches, then waits to be measured
+        try:
+            signal.alarm(20)
+            gc.disable()    # a collection would write to every page itself
+            answer = client.get(
+                '/allocation_candidates?resources=DISK_GB:1&limit=1')
+            os.write(searched_w, b'%d' % len(
+                answer.json['allocation_requests']))
+            os.read(measured_r, 1)
+        finally:
+            os._exit(0)
+    os.close(searched_w)
+    os.close(measured_r)
+    try:
+        answers = os.read(searched_r, 16)
+        after = _frames(pid, pages)
+    finally:
+        os.close(measured_w)
+        os.close(searched_r)
+        os.waitpid(pid, 0)
+    assert answers == b'1'
+    copied = sum(1 for page, frame in before.items()
+                 if after.get(page) != frame)
+    assert copied <= len(pages) // 2, (copied, len(pages))
