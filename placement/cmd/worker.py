@@ -310,7 +310,18 @@ class Worker(gthread.ThreadWorker):
             self.log.info('Worker %d has %d MB of memory of its own, more '
                           'than --max-worker-memory: replacing it.',
                           os.getpid(), own // 2 ** 20)
-            self.alive = False
+            self._retire()
+
+    def _retire(self):
+        """Stop taking requests by the worker's own choice (its memory,
+        ``max_requests``); the arbiter forks another.  Nothing is in a
+        hurry then, unlike at an operator's stop: the requests in flight
+        have as long to finish as any request has (gunicorn's
+        ``timeout``), not the graceful stop's 10 s, after which a long
+        answer (listings at 100,000 providers on a loaded host) was cut
+        and its client saw the connection closed."""
+        self.alive = False
+        self.cfg.set('graceful_timeout', self.cfg.timeout)
 
     def enqueue_req(self, conn):
         """Every way in (accept, a kept-alive connection turning readable,
@@ -457,7 +468,8 @@ class Worker(gthread.ThreadWorker):
                       < self.max_keepalived)
         if self.nr >= self.max_requests and self.alive:
             self.log.info('Autorestarting worker after current request.')
-            self.alive = keep_alive = False
+            self._retire()
+            keep_alive = False
         env = http1.environ(self.plain_environ, request, conn.client,
                             conn.server)
         env['gunicorn.socket'] = conn.sock

@@ -3,6 +3,8 @@ at most, not at every turn of its event loop."""
 
 import types
 
+from gunicorn import config
+
 from placement.cmd import worker
 
 
@@ -23,7 +25,8 @@ def test_heartbeat_is_touched_at_most_once_per_interval(monkeypatch):
 def test_a_worker_past_its_memory_limit_stops_at_its_next_check(
         monkeypatch):
     """Checked once per MEMORY_CHECK_EVERY, with the heartbeat: over the
-    limit, the worker stops taking requests (the arbiter replaces it)."""
+    limit, the worker stops taking requests (the arbiter replaces it),
+    and gives those in flight as long to finish as any request has."""
     clock = [100.0]
     own = [10 * 2 ** 20]
     monkeypatch.setattr(worker.time, 'monotonic', lambda: clock[0])
@@ -33,6 +36,9 @@ def test_a_worker_past_its_memory_limit_stops_at_its_next_check(
     subject.tmp = types.SimpleNamespace(notify=lambda: None)
     subject.log = types.SimpleNamespace(info=lambda *args: None)
     subject.alive = True
+    subject.cfg = config.Config()
+    subject.cfg.set('graceful_timeout', 10)
+    subject.cfg.set('timeout', 120)
     subject.memory_checked_at = clock[0]
     for _turn in range(8):
         clock[0] += 1
@@ -46,3 +52,4 @@ def test_a_worker_past_its_memory_limit_stops_at_its_next_check(
         clock[0] += 1
         subject.notify()
     assert not subject.alive
+    assert subject.cfg.graceful_timeout == 120
