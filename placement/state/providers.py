@@ -15,6 +15,7 @@ same traits or aggregates one frozenset.  Most compute nodes of a cloud
 are alike, and at 100,000 providers a copy each was most of the memory.
 """
 
+import bisect
 import collections
 import copy as copy_module
 import sys
@@ -103,6 +104,12 @@ class State:
     # providers an unbounded answer would otherwise keep 120 MB in every
     # worker that gave it).
     SUMMARIES_KEPT = 20000
+    # Providers come or go in a catch-up, at most, for which the sorted
+    # ids and roots are changed in place rather than sorted again (each
+    # change moves the tail of a list; sorting again takes a reference
+    # to every id, and so copies each page of them into a forked
+    # worker: see work_out_lookups).
+    IN_PLACE_CHANGES = 256
 
     def __init__(self):
         self._empty()
@@ -124,6 +131,7 @@ class State:
         self._class_members = collections.defaultdict(set)  # class -> ids
         self._trait_members = collections.defaultdict(set)  # trait -> ids
         self._summaries_kept = 0    # in all providers' ``summaries``
+        self._summarized = set()    # ids of the providers keeping some
         # Sharing provider id -> (roots it shares with, as a frozenset and
         # sorted), kept until aggregates, trees or sharing change.
         self._shared_roots = {}
@@ -258,12 +266,18 @@ class State:
             return
         if provider.summaries is None:
             provider.summaries = {}
+            self._summarized.add(provider.id)
         provider.summaries[shape] = summary
         self._summaries_kept += 1
 
     def _drop_summaries(self):
-        for provider in self.providers.values():
-            provider.summaries = None
+        """Drop every kept summary, writing to the providers that keep
+        some only (a write to every provider would copy each page of
+        them into a forked worker)."""
+        providers = self.providers
+        for provider_id in self._summarized:
+            providers[provider_id].summaries = None
+        self._summarized = set()
         self._summaries_kept = 0
 
     # -- changes --------------------------------------------------------
@@ -273,6 +287,7 @@ class State:
         if provider is None:
             return
         self._summaries_kept -= len(provider.summaries or ())
+        self._summarized.discard(provider_id)
         del self._by_uuid[provider.uuid]
         self._tree(provider.root).discard(provider_id)
         for emptied in _unindex(self._aggregate_members, provider.aggregates,
@@ -315,12 +330,18 @@ class State:
                       for root, ids in members.items()}
 
     def _trees_settled(self):
+        """Put back the trees changed while providers were read; (the
+        roots that came, those that went)."""
+        came, went = [], []
         for root, members in self._trees_read.items():
             if members:
+                if root not in self._trees:
+                    came.append(root)
                 self._trees[root] = tuple(sorted(members))
-            else:
-                self._trees.pop(root, None)
+            elif self._trees.pop(root, None) is not None:
+                went.append(root)
         self._trees_read = {}
+        return came, went
 
     def _load_names(self, conn):
         rows = state_rows.classes(conn)
@@ -333,10 +354,14 @@ class State:
                                for id_, _, created, updated in rows}
         self._sharing_trait = self._trait_ids.get(
             os_traits.MISC_SHARES_VIA_AGGREGATE)
-        self.sharing = {provider.id for provider in self.providers.values()
-                        if self._sharing_trait in provider.traits}
+        # From the trait's holders, not by looking at every provider
+        # (which would copy each page of them into a forked worker).
+        self.sharing = set(self._trait_members.get(self._sharing_trait,
+                                                   ()))
         self._drop_summaries()     # they show class and trait names
-        self._shared_roots = {}
+        for provider_id in list(self._shared_roots):
+            if provider_id not in self.sharing:
+                del self._shared_roots[provider_id]
 
     def read(self, conn, ids=None, names=False):
         """Read from ``conn`` the providers ``ids`` again (None: read
@@ -391,13 +416,37 @@ class State:
             self._add(provider, tree=ids is not None)
         if ids is None:
             self._trees_whole(found)
-        else:
-            self._trees_settled()
-        if ids is None or before != self._placement(ids):
+            return
+        roots = self._trees_settled()
+        after = self._placement(ids)
+        if before != after:
             # Providers came or went, moved between trees or aggregates,
             # or started or stopped sharing.
-            self._ordered = self._roots = None
-            self._shared_roots = {}
+            self._ordered = _changed_in_place(
+                self._ordered, before.keys() - after.keys(),
+                after.keys() - before.keys(), self.IN_PLACE_CHANGES)
+            self._roots = _changed_in_place(
+                self._roots, roots[1], roots[0], self.IN_PLACE_CHANGES)
+            self._forget_shared_roots(before, after)
+
+    def _forget_shared_roots(self, before, after):
+        """Forget the roots worked out for the sharing providers that
+        changed, or whose aggregates a changed provider was or is in
+        (``before`` and ``after``: ``_placement``); the others' still
+        hold, and working them out again would walk every provider of
+        their aggregates."""
+        changed = {id_ for id_ in before.keys() | after.keys()
+                   if before.get(id_) != after.get(id_)}
+        aggregates = set()
+        for id_ in changed:
+            for placement in (before.get(id_), after.get(id_)):
+                if placement is not None:
+                    aggregates |= placement[1]
+        providers = self.providers
+        for sharing_id in list(self._shared_roots):
+            if sharing_id in changed or not aggregates.isdisjoint(
+                    providers[sharing_id].aggregates):
+                del self._shared_roots[sharing_id]
 
     def _record(self, *values):
         """The Inventory of ``values``, shared with every provider that
@@ -486,3 +535,14 @@ def _unindex(index, keys, provider_id):
     return emptied
 
 
+def _changed_in_place(ordered, gone, came, most):
+    """The sorted list ``ordered`` without the ids ``gone`` and with
+    those that ``came``, changed in place; None (sorted again at its
+    next use) when it is None or more than ``most`` changed."""
+    if ordered is None or len(gone) + len(came) > most:
+        return None
+    for id_ in gone:
+        del ordered[bisect.bisect_left(ordered, id_)]
+    for id_ in came:
+        bisect.insort(ordered, id_)
+    return ordered
