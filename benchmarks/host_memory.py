@@ -31,8 +31,9 @@ and each worker count:
   usual time).
 
 With ``--rounds N`` it then measures memory under churn instead, with
-the largest worker count: after the mix (so that the workers' copies of
-the parent's pages are made), N rounds that each create and then delete
+the largest worker count: after the mix and full listings and unbounded
+requests from every worker (so that the workers' copies of the parent's
+pages are made), N rounds that each create and then delete
 ``--churn`` providers (nested trees under new roots, custom traits,
 classes and aggregates) and 4 x ``--churn`` consumers, printing total
 PSS and the growth against the previous round (``--max-worker-memory
@@ -290,11 +291,18 @@ def churn(kind, url, root, workers, args):
     server, port = start(kind, os.path.join(root, 'churn'), url, workers,
                          args.max_worker_memory)
     try:
-        path = nova_query(args.providers)['nova default']
+        queries = nova_query(args.providers)
+        path = queries['nova default']
         warm(port, path, workers)
-        # Every page of the state touched first: a worker's copies of the
-        # parent's pages are then made, and what grows is what it keeps.
+        # Every page of the state touched first by every worker: its
+        # copies of the parent's pages are then made, and what grows is
+        # what it keeps.  The mix alone leaves it to chance whether each
+        # worker answered a request that walks every provider (a full
+        # listing, an unbounded request): a worker's first one copied
+        # 40 MB in whichever round it came.
         mix(port, args.providers, workers)
+        for walking in ('/resource_providers', queries['simple']):
+            warm(port, walking, workers, rounds=3)
         previous = None
         for number in range(1, args.rounds + 1):
             churn_load.round_trip(port, args.churn, number)
