@@ -252,26 +252,23 @@ def _provider_pages_copied(db, work):
         pytest.skip('physical frames are unreadable without CAP_SYS_ADMIN')
     done_r, done_w = os.pipe()
     measured_r, measured_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:    # the worker: works, then waits to be measured
-        try:
-            os.close(measured_w)
-            signal.alarm(20)
-            gc.disable()    # a collection would write to every page itself
-            os.write(done_w, str(work()).encode())
-            os.read(measured_r, 1)
-        finally:
-            os._exit(0)
+
+    def worker():   # works, then waits to be measured
+        os.close(measured_w)
+        gc.disable()    # a collection would write to every page itself
+        os.write(done_w, str(work()).encode())
+        os.read(measured_r, 1)
+    pid, answer_end = _fork(worker, 20)
     os.close(done_w)
     os.close(measured_r)
     try:
-        answer = os.read(done_r, 64)
+        done = os.read(done_r, 64)
         after = _frames(pid, pages)
     finally:
         os.close(measured_w)
         os.close(done_r)
-        os.waitpid(pid, 0)
-    assert answer == b'1', answer
+        answer = _answer(pid, answer_end)
+    assert done == b'1' and answer.startswith('ok:'), (done, answer)
     return sum(1 for page, frame in before.items()
                if after.get(page) != frame), len(pages)
 

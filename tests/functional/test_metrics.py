@@ -3,8 +3,8 @@ served on their own address only, summed across workers, by route
 template; off by default."""
 
 import http.client
-import socket
 import re
+import socket
 import time
 
 import pytest
