@@ -71,21 +71,15 @@ def audit(db, scope, now=None):
     wanted = set(scope.kinds)
     # What only the allocation rows know is read first, outside the
     # state's lock: the candidate searches of this process wait on it.
+    spans = None
     if 'split_consumers' in wanted:
         spans = consumer_spans.of(db)
     if 'stale_migrations' in wanted:
         cutoff = now - datetime.timedelta(seconds=scope.stale_after)
         written = db.read(storage.migrations_written_before, cutoff)
         stale = db.read(storage.allocations_of, written) if written else {}
-    over = unusable = split = ()
-    with snapshot.of(db).fresh() as state:
-        in_scope = _providers_in_scope(state, scope)
-        if 'over_capacity' in wanted:
-            over = _over_capacity(state, in_scope)
-        if 'unusable_inventory' in wanted and not scope.project_id:
-            unusable = _unusable(state, in_scope)
-        if 'split_consumers' in wanted:
-            split = set(_split(state, spans))
+    in_scope, over, unusable, split = snapshot.answer(
+        db, _from_state, scope, spans)
     body = {}
     if 'over_capacity' in wanted:
         body['over_capacity'] = _with_holders(db, over, scope)
@@ -106,6 +100,22 @@ def audit(db, scope, now=None):
 
 
 # -- scope ------------------------------------------------------------------
+
+def _from_state(state, scope, spans):
+    """(the providers in scope, the over-capacity findings, the unusable
+    inventories, the split consumers of ``spans``), those ``scope``
+    does not ask for empty."""
+    wanted = set(scope.kinds)
+    over = unusable = split = ()
+    in_scope = _providers_in_scope(state, scope)
+    if 'over_capacity' in wanted:
+        over = _over_capacity(state, in_scope)
+    if 'unusable_inventory' in wanted and not scope.project_id:
+        unusable = _unusable(state, in_scope)
+    if spans is not None:
+        split = set(_split(state, spans))
+    return in_scope, over, unusable, split
+
 
 def _providers_in_scope(state, scope):
     """The ids of the providers the filters leave, or None (all)."""

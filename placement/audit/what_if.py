@@ -37,6 +37,25 @@ class Changes:
     by_trait: dict = dataclasses.field(default_factory=dict)
 
 
+def _from_state(state, changes, request):
+    """(the rows of the answer, with the provider and class each is of;
+    the copies of ``request`` that fit before and after, or None)."""
+    records = _merged(state, changes)
+    for (provider_id, name), record in records.items():
+        if record is not None:
+            problem = inventory_rules.problem(
+                state.provider(provider_id).uuid, name, record)
+            if problem:
+                raise Invalid(problem)
+    rows = _rows(state, records)
+    copies = None
+    if request is not None:
+        after = state.with_inventories(_whole(state, records))
+        copies = {'before': capacity.capacity(state, request)['total'],
+                  'after': capacity.capacity(after, request)['total']}
+    return rows, copies
+
+
 def what_if(db, changes, request=None):
     """The answer's body (JSON-ready).
 
@@ -44,20 +63,7 @@ def what_if(db, changes, request=None):
     microversion) is Invalid; ``request`` (a CandidateRequest) is counted
     in copies before and after.
     """
-    with snapshot.of(db).fresh() as state:
-        records = _merged(state, changes)
-        for (provider_id, name), record in records.items():
-            if record is not None:
-                problem = inventory_rules.problem(
-                    state.provider(provider_id).uuid, name, record)
-                if problem:
-                    raise Invalid(problem)
-        rows = _rows(state, records)
-        copies = None
-        if request is not None:
-            after = state.with_inventories(_whole(state, records))
-            copies = {'before': capacity.capacity(state, request)['total'],
-                      'after': capacity.capacity(after, request)['total']}
+    rows, copies = snapshot.answer(db, _from_state, changes, request)
     over = [(row['_provider'], row['_class']) for row in rows
             if row['over_after']]
     held = db.read(storage.holdings, over) if over else {}

@@ -14,9 +14,7 @@ that died, say) catches up as little.
 """
 
 import atexit
-import ctypes
 import logging
-import os
 import shutil
 import sys
 import tempfile
@@ -24,6 +22,7 @@ import tempfile
 from gunicorn.app import base as gunicorn_base
 from oslo_config import cfg
 
+from placement import allocator
 from placement import app
 from placement import audit_metrics
 from placement import capacity_metrics
@@ -33,11 +32,6 @@ from placement.state import snapshot
 from placement.storage import engine
 
 LOG = logging.getLogger(__name__)
-
-# glibc's mallopt parameter, and the size from which buffers get pages of
-# their own (see _return_large_buffers).
-_M_MMAP_THRESHOLD = -3
-_LARGE_BUFFER = 1024 * 1024
 
 CLI_OPTS = [
     cfg.StrOpt('bind', default='127.0.0.1:8778',
@@ -151,29 +145,8 @@ def _serve_metrics(conf):
     LOG.info('Metrics served on http://%s/metrics', conf.metrics.bind)
 
 
-def _return_large_buffers():
-    """Give buffers of 1 MB and more pages of their own, returned to the
-    system when freed.
-
-    glibc raises that threshold each time such a buffer is freed, so
-    after a large answer (an unbounded candidates answer or a listing at
-    100,000 providers, encoded in batches of a few MB) the next ones came
-    from the heap, and a worker kept 60 MB it no longer used (326 MB
-    instead of 266 after the 100,000-provider listing).  Answers under
-    1 MB, the usual ones, still come from the heap, without page faults.
-    An operator's own MALLOC_MMAP_THRESHOLD_ is left alone, as is any C
-    library without mallopt.
-    """
-    if 'MALLOC_MMAP_THRESHOLD_' in os.environ:
-        return
-    try:
-        ctypes.CDLL(None).mallopt(_M_MMAP_THRESHOLD, _LARGE_BUFFER)
-    except (AttributeError, OSError):
-        pass
-
-
 def main(argv=None):
-    _return_large_buffers()
+    allocator.return_large_buffers()
     conf = config_loader.load(
         sys.argv[1:] if argv is None else argv, cli_opts=CLI_OPTS)
     db = engine.Database.from_conf(conf)

@@ -35,6 +35,15 @@ OPTS = [
         help='Order in which viable root providers are visited when '
              'candidates are generated: all from one root first, or one '
              'from each root in turn.'),
+    cfg.BoolOpt(
+        'share_state_between_workers', default=True,
+        help='When the WSGI server loads the application in each worker '
+             'after forking it (uwsgi with lazy-apps, mod_wsgi), keep one '
+             'in-memory state per host, in a state process the workers '
+             'start and ask over a local socket, rather than a copy in '
+             'every worker. placement-api, and servers that load the '
+             'application before they fork, share the parent\'s state '
+             'whatever this says.'),
 ]
 
 SERVICE_OPTS = [

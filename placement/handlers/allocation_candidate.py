@@ -63,6 +63,26 @@ def unknown_names_refused():
         raise errors.BadRequest(exc.message)
 
 
+def candidates_body(state, request, settings, version):
+    """(the answer's body as pieces of JSON, how many candidates) from
+    ``state``, in the shape ``version`` documents."""
+    found = search.Found(state, request, settings)
+    # Encoded as they come: an unbounded answer at 100,000 providers is
+    # never whole as Python objects.
+    body = [b'{"allocation_requests":']
+    body += json_pieces.json_array(itertools.starmap(
+        functools.partial(_allocation_request, version),
+        found.allocation_requests()))
+    body.append(b',"provider_summaries":')
+    body += json_pieces.json_object(found.provider_summaries(
+        show_traits=version >= (1, 17),
+        show_all_resources=version >= (1, 27)))
+    body.append(b'}')
+    if not found.count:
+        explain.log_empty_answer(state, request)
+    return body, found.count
+
+
 class AllocationCandidates(base.Resource):
 
     @base.operation('Find allocation candidates', since='1.10',
@@ -73,22 +93,10 @@ class AllocationCandidates(base.Resource):
         version = tuple(req.context.microversion)
         query = base.read_query(req)
         request = candidate_query.parse(query, version)
-        with unknown_names_refused(), snapshot.of(
-                req.context.db).fresh() as state:
-            found = search.Found(state, request, settings(req.context.conf))
-            # Encoded as they come: an unbounded answer at 100,000
-            # providers is never whole as Python objects.
-            body = [b'{"allocation_requests":']
-            body += json_pieces.json_array(itertools.starmap(
-                functools.partial(_allocation_request, version),
-                found.allocation_requests()))
-            body.append(b',"provider_summaries":')
-            body += json_pieces.json_object(found.provider_summaries(
-                show_traits=version >= (1, 17),
-                show_all_resources=version >= (1, 27)))
-            body.append(b'}')
-            if not found.count:
-                explain.log_empty_answer(state, request)
-        metrics.observe_candidates(found.count)
+        with unknown_names_refused():
+            body, count = snapshot.answer(
+                req.context.db, candidates_body, request,
+                settings(req.context.conf), version)
+        metrics.observe_candidates(count)
         json_pieces.send_json_pieces(req, resp, body)
         base.send_cache_headers(req, resp, base.utcnow())

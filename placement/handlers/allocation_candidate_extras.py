@@ -49,8 +49,8 @@ class Explain(base.Resource):
         request = _request(req, policies.EXPLAIN)
         settings = allocation_candidate.settings(req.context.conf)
         with allocation_candidate.unknown_names_refused():
-            with snapshot.of(req.context.db).fresh() as state:
-                body = explain.explain(state, request, settings)
+            body = snapshot.answer(req.context.db, explain.explain,
+                                   request, settings)
         examples = list(_examples(body))
         names = req.context.db.read(
             provider_names.by_uuid, [item['uuid'] for item in examples])
@@ -68,6 +68,6 @@ class Capacity(base.Resource):
     def on_get(self, req, resp):
         request = _request(req, policies.CAPACITY)
         with allocation_candidate.unknown_names_refused():
-            with snapshot.of(req.context.db).fresh() as state:
-                body = capacity.capacity(state, request)
+            body = snapshot.answer(req.context.db, capacity.capacity,
+                                   request)
         base.send_json(req, resp, body)

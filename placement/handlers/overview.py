@@ -13,6 +13,9 @@ exact as of the request.  Each checks its own policy rule and those of
 the data it summarises.
 """
 
+import dataclasses
+import typing
+
 from placement import errors
 from placement import microversion
 from placement.candidates import filters
@@ -59,14 +62,21 @@ class Summary(base.Resource):
     def on_get(self, req, resp):
         _authorize(req, policies.SUMMARY, _CAPACITY_RULES)
         base.read_query(req)
-        with snapshot.of(req.context.db).fresh() as state:
-            body = summary.summary(state)
+        body = snapshot.answer(req.context.db, summary.summary)
         base.send_json(req, resp, body)
 
 
-def _wanted(state, query):
-    """pages.Wanted of the (validated) query, names resolved in
-    ``state``; 400 for a trait or a class it does not know."""
+class _Asked(typing.NamedTuple):
+    """A providers query, parsed (by the handler) with its traits and
+    classes still named (resolved on the state: ``_page``)."""
+    wanted: pages.Wanted
+    required: tuple
+    forbidden: frozenset
+    free: tuple
+
+
+def _asked(query):
+    """_Asked of the (validated) query; 400 where it is malformed."""
     required, forbidden = query_params.required_traits(
         query, microversion.MAX_VERSION)
     member_of, forbidden_aggregates = query_params.member_of(
@@ -76,25 +86,37 @@ def _wanted(state, query):
         for item in query.get('free').split(','):
             name, amount = item.split(':')
             free.append((name, int(amount)))
-    try:
-        traits = filters.trait_ids(
-            state, {name for names in required for name in names}
-            | forbidden)
-        classes = filters.class_ids(state, [name for name, _ in free])
-    except (filters.UnknownTrait, filters.UnknownResourceClass) as exc:
-        raise errors.BadRequest(exc.message)
     in_tree = query.get('in_tree')
-    return pages.Wanted(
-        prefix=query.get('prefix'),
+    return _Asked(
+        wanted=pages.Wanted(
+            prefix=query.get('prefix'),
+            member_of=tuple(frozenset(uuids) for uuids in member_of),
+            forbidden_aggregates=frozenset(forbidden_aggregates),
+            in_tree=query_params.in_tree(in_tree) if in_tree else None,
+            limit=_limit(query, 'limit', schemas.DEFAULT_LIMIT),
+            marker=query.get('marker')),
+        required=tuple(frozenset(names) for names in required),
+        forbidden=frozenset(forbidden), free=tuple(free))
+
+
+def _page(state, asked):
+    """The body of the page of providers ``asked`` for, its names
+    resolved in ``state`` (filters.UnknownTrait or UnknownResourceClass
+    for one it does not know)."""
+    traits = filters.trait_ids(
+        state, {name for names in asked.required for name in names}
+        | asked.forbidden)
+    classes = filters.class_ids(state, [name for name, _ in asked.free])
+    wanted = dataclasses.replace(
+        asked.wanted,
         required=tuple(frozenset(traits[name] for name in names)
-                       for names in required),
-        forbidden=frozenset(traits[name] for name in forbidden),
-        member_of=tuple(frozenset(uuids) for uuids in member_of),
-        forbidden_aggregates=frozenset(forbidden_aggregates),
-        in_tree=query_params.in_tree(in_tree) if in_tree else None,
-        free=tuple((classes[name], amount) for name, amount in free),
-        limit=_limit(query, 'limit', schemas.DEFAULT_LIMIT),
-        marker=query.get('marker'))
+                       for names in asked.required),
+        forbidden=frozenset(traits[name] for name in asked.forbidden),
+        free=tuple((classes[name], amount) for name, amount in asked.free))
+    chosen, total, following = pages.page(state, wanted)
+    return {'resource_providers': [pages.described(state, provider)
+                                   for provider in chosen],
+            'total': total, 'next_marker': following}
 
 
 class Providers(base.Resource):
@@ -106,16 +128,21 @@ class Providers(base.Resource):
     def on_get(self, req, resp):
         _authorize(req, policies.PROVIDERS, _CAPACITY_RULES)
         query = base.read_query(req)
-        with snapshot.of(req.context.db).fresh() as state:
-            try:
-                chosen, total, following = pages.page(
-                    state, _wanted(state, query))
-            except pages.UnknownMarker as exc:
-                raise errors.BadRequest(str(exc))
-            body = {'resource_providers': [pages.described(state, provider)
-                                           for provider in chosen],
-                    'total': total, 'next_marker': following}
+        try:
+            body = snapshot.answer(req.context.db, _page, _asked(query))
+        except (filters.UnknownTrait, filters.UnknownResourceClass) as exc:
+            raise errors.BadRequest(exc.message)
+        except pages.UnknownMarker as exc:
+            raise errors.BadRequest(str(exc))
         base.send_json(req, resp, body)
+
+
+def _tree(state, uuid):
+    """``tree.tree``'s (body, pairs, names) for the provider ``uuid``;
+    None when there is none."""
+    if tree.provider_ids(state, uuid) is None:
+        return None
+    return tree.tree(state, uuid)
 
 
 class Provider(base.Resource):
@@ -130,11 +157,11 @@ class Provider(base.Resource):
         query = base.read_query(req)
         limit = _limit(query, 'consumer_limit',
                        schemas.DEFAULT_CONSUMER_LIMIT)
-        with snapshot.of(req.context.db).fresh() as state:
-            if tree.provider_ids(state, uuid) is None:
-                raise errors.NotFound(
-                    'No resource provider with uuid %s found' % uuid)
-            body, pairs, names = tree.tree(state, uuid)
+        found = snapshot.answer(req.context.db, _tree, uuid)
+        if found is None:
+            raise errors.NotFound(
+                'No resource provider with uuid %s found' % uuid)
+        body, pairs, names = found
         # The allocations are read once the state is let go: the
         # candidate searches of this process wait on it.
         body['consumers'], body['consumer_count'] = tree.consumers(

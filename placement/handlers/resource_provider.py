@@ -1,5 +1,8 @@
 """Handlers for /resource_providers and /resource_providers/{uuid}."""
 
+import functools
+import typing
+
 import falcon
 
 from placement import errors
@@ -16,32 +19,43 @@ from placement.storage import providers_core
 from placement.storage import resource_providers as storage
 
 
-def serializer(req):
-    """A function giving a provider's body at this request's microversion
-    and mount point, both worked out once: a listing calls it for every
-    provider."""
-    root = base.url(req, 'resource_providers') + '/'
+class Shape(typing.NamedTuple):
+    """What a provider's body holds at a request's microversion and
+    mount point, worked out once: a listing shapes every provider."""
+    root: str
+    suffixes: tuple
+    with_tree: bool
+
+
+def shape_of(req):
     relations = ['inventories', 'usages']
     for version, relation in (('1.1', 'aggregates'), ('1.6', 'traits'),
                               ('1.11', 'allocations')):
         if microversion.is_at_least(req, version):
             relations.append(relation)
-    suffixes = [(relation, '/' + relation) for relation in relations]
-    with_tree = microversion.is_at_least(req, '1.14')
+    return Shape(root=base.url(req, 'resource_providers') + '/',
+                 suffixes=tuple((relation, '/' + relation)
+                                for relation in relations),
+                 with_tree=microversion.is_at_least(req, '1.14'))
 
-    def serialize(provider):
-        href = root + provider['uuid']
-        links = [{'rel': 'self', 'href': href}]
-        links.extend({'rel': relation, 'href': href + suffix}
-                     for relation, suffix in suffixes)
-        body = {'uuid': provider['uuid'], 'name': provider['name'],
-                'generation': provider['generation'], 'links': links}
-        if with_tree:
-            body['parent_provider_uuid'] = provider['parent_provider_uuid']
-            body['root_provider_uuid'] = provider['root_provider_uuid']
-        return body
 
-    return serialize
+def shaped(shape, provider):
+    """``provider``'s body (its fields as a dict) in ``shape``."""
+    href = shape.root + provider['uuid']
+    links = [{'rel': 'self', 'href': href}]
+    links.extend({'rel': relation, 'href': href + suffix}
+                 for relation, suffix in shape.suffixes)
+    body = {'uuid': provider['uuid'], 'name': provider['name'],
+            'generation': provider['generation'], 'links': links}
+    if shape.with_tree:
+        body['parent_provider_uuid'] = provider['parent_provider_uuid']
+        body['root_provider_uuid'] = provider['root_provider_uuid']
+    return body
+
+
+def serializer(req):
+    """A function giving a provider's body for this request."""
+    return functools.partial(shaped, shape_of(req))
 
 
 def serialize(req, provider):
@@ -68,6 +82,23 @@ def _list_filters(req):
     if 'resources' in query:
         filters.resources = query_params.resources(query.get('resources'))
     return filters
+
+
+def listing_body(state, filters, shape):
+    """(the listing's body as pieces of JSON, when the latest of its
+    providers changed) from ``state``; (None, None) when the listing is
+    left to SQL (``listing.matching``)."""
+    providers = listing.matching(state, filters)
+    if providers is None:
+        return None, None
+    changed = base.latest(provider.changed_at for provider in providers)
+    # Encoded a batch at a time: 100,000 providers' bodies are 74 MB of
+    # JSON, and three times that as Python objects.
+    body = [b'{"resource_providers":']
+    body += json_pieces.json_array(map(
+        functools.partial(shaped, shape), listing.fields(state, providers)))
+    body.append(b'}')
+    return body, changed
 
 
 class ResourceProviders(base.Resource):
@@ -99,20 +130,12 @@ class ResourceProviders(base.Resource):
     def _list_from_state(req, resp, filters):
         """The listing from the in-memory state (``candidates.listing``);
         False, nothing sent, when that is left to SQL."""
-        with snapshot.of(req.context.db).fresh() as state:
-            providers = listing.matching(state, filters)
-            if providers is None:
-                return False
-            changed = base.latest((provider.changed_at
-                                   for provider in providers), base.utcnow())
-            # Encoded a batch at a time: 100,000 providers' bodies are
-            # 74 MB of JSON, and three times that as Python objects.
-            body = [b'{"resource_providers":']
-            body += json_pieces.json_array(map(serializer(req), listing.fields(
-                state, providers)))
-            body.append(b'}')
+        body, changed = snapshot.answer(
+            req.context.db, listing_body, filters, shape_of(req))
+        if body is None:
+            return False
         json_pieces.send_json_pieces(req, resp, body)
-        base.send_cache_headers(req, resp, changed)
+        base.send_cache_headers(req, resp, changed or base.utcnow())
         return True
 
     @base.operation('Create a resource provider',

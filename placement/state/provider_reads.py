@@ -24,11 +24,19 @@ from placement.storage import usages as usage_storage
 def _answered(db, uuid, from_state, from_sql):
     """``from_state(state, provider)`` on the fresh state of ``db``, or,
     when the state has no provider ``uuid``, ``from_sql(conn, uuid)``."""
-    with snapshot.of(db).fresh() as state:
-        provider = state.provider_by_uuid(uuid)
-        if provider is not None:
-            return from_state(state, provider)
+    known, answer = snapshot.answer(db, _in_state, uuid, from_state)
+    if known:
+        return answer
     return db.read(from_sql, uuid)
+
+
+def _in_state(state, uuid, from_state):
+    """(True, ``from_state(state, provider)``), or (False, None) when
+    the state has no provider ``uuid``."""
+    provider = state.provider_by_uuid(uuid)
+    if provider is None:
+        return False, None
+    return True, from_state(state, provider)
 
 
 def usages(db, uuid):

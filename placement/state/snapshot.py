@@ -30,6 +30,7 @@ from placement.state import catch_up
 from placement.state import per_process
 from placement.state import providers
 from placement.state import registration
+from placement.state import shared
 
 LOG = logging.getLogger(__name__)
 
@@ -150,6 +151,24 @@ def refresh(conn, state):
 
 
 _snapshots = per_process.PerDatabase(Snapshot, Snapshot.inherited)
+
+
+def answer(db, fn, *args):
+    """``fn(state, *args)`` on the fresh state of ``db``: this process's
+    own, or, where the workers of a host share one state process
+    (``shared``), that process's.  ``fn`` is a module-level function;
+    its arguments and result are plain values, never the state's own
+    objects, so that either way gives the same."""
+    client = shared.client_of(db)
+    if client is not None:
+        return client.call(fn, args)
+    return answer_here(db, fn, args)
+
+
+def answer_here(db, fn, args):
+    """``fn(state, *args)`` on this process's fresh state of ``db``."""
+    with of(db).fresh() as state:
+        return fn(state, *args)
 
 
 def of(db):

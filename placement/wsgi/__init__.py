@@ -14,17 +14,21 @@ The configuration file is ``$PLACEMENT_CONFIG_FILE``, else
 ``$OS_PLACEMENT_CONFIG_DIR/placement.conf``, else oslo.config's default
 locations (``/etc/placement/placement.conf`` ...); see README.rst.
 
-The candidate state is read when the application is built, so that a
-worker that loads it (uwsgi's ``lazy-apps``, mod_wsgi) is ready before it
-takes a request.  Every entry point may be loaded before the server forks
+The candidate state is read when the application is built.  A worker
+that loads it (uwsgi's ``lazy-apps``, mod_wsgi) asks the host's state
+process instead, started by the first such worker
+(``state.shared``): one state per host, still warm when a worker
+restarts.  Every entry point may be loaded before the server forks
 its workers (uwsgi without ``lazy-apps``, gunicorn ``--preload``): a
 worker never uses a database connection or lock the parent made
 (``storage.engine.Database``), and starts from the parent's candidate
 state, catching up with the change log (``state.snapshot``).
 """
 
+from placement import allocator
 from placement import app
 from placement import config_loader
+from placement.state import shared
 from placement.state import snapshot
 from placement.storage import engine
 
@@ -35,7 +39,12 @@ def init_application():
         default_config_files=config_loader.wsgi_config_files())
     db = engine.Database.from_conf(conf)
     application = app.build_app(conf, db)
-    snapshot.serving(db)
+    if shared.attach(db, conf):
+        # Answers arrive whole from the state process: a large one's
+        # buffers go back to the system once sent.
+        allocator.return_large_buffers()
+    else:
+        snapshot.serving(db)
     db.dispose()
     return application
 

@@ -13,6 +13,7 @@ in ``tests/clients``.
 import concurrent.futures
 import http.client
 import json
+import os
 import re
 import time
 import uuid
@@ -127,6 +128,39 @@ def test_a_write_through_one_worker_is_in_the_next_answer_of_another(
             break
     assert len(workers) == wsgi_servers.WORKERS, workers
     assert crossed, 'every read was answered by the writing worker'
+
+
+def _state_processes(directory):
+    """The pids of state processes started with the configuration in
+    ``directory``."""
+    found = []
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open('/proc/%s/cmdline' % entry, 'rb') as handle:
+                argv = handle.read().split(b'\0')
+        except OSError:
+            continue
+        if b'placement.cmd.state_process' in argv and any(
+                arg.startswith(str(directory).encode()) for arg in argv):
+            found.append(int(entry))
+    return found
+
+
+def test_workers_that_load_the_application_share_one_state(served):
+    """uwsgi's lazy-apps and mod_wsgi load the application in each
+    worker: one state process answers them all (one state per host).
+    Servers that load it before they fork share the parent's."""
+    kind, port, log_path = served
+    # Every worker has loaded the application (mod_wsgi loads it at a
+    # daemon's first request).
+    _batch(kind, port, BATCHES)
+    found = _state_processes(log_path.parent)
+    if kind in ('uwsgi', 'mod_wsgi'):
+        assert len(found) == 1, found
+    else:
+        assert found == []
 
 
 def test_request_ids(served):

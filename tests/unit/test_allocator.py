@@ -1,8 +1,8 @@
-"""placement-api's process set-up."""
+"""glibc's allocator, as placement-api and the state process tune it."""
 
 import ctypes
 
-from placement.cmd import api
+from placement import allocator
 
 
 class _Libc:
@@ -20,7 +20,7 @@ def test_large_buffers_get_pages_of_their_own(monkeypatch):
     libc = _Libc()
     monkeypatch.delenv('MALLOC_MMAP_THRESHOLD_', raising=False)
     monkeypatch.setattr(ctypes, 'CDLL', lambda name: libc)
-    api._return_large_buffers()
+    allocator.return_large_buffers()
     assert libc.calls == [(-3, 1024 * 1024)]
 
 
@@ -28,14 +28,14 @@ def test_an_operators_threshold_is_left_alone(monkeypatch):
     libc = _Libc()
     monkeypatch.setenv('MALLOC_MMAP_THRESHOLD_', '65536')
     monkeypatch.setattr(ctypes, 'CDLL', lambda name: libc)
-    api._return_large_buffers()
+    allocator.return_large_buffers()
     assert libc.calls == []
 
 
 def test_a_c_library_without_mallopt_is_fine(monkeypatch):
     monkeypatch.delenv('MALLOC_MMAP_THRESHOLD_', raising=False)
     monkeypatch.setattr(ctypes, 'CDLL', lambda name: object())
-    api._return_large_buffers()
+    allocator.return_large_buffers()
 
 
 def test_the_real_c_library_accepts_it():
