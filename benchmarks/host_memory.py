@@ -9,7 +9,8 @@ Inserts the candidates benchmark's flat deployment (``--providers``
 compute nodes, 5 sharing storage providers, 10 % carrying an instance)
 into a throwaway PostgreSQL with SQL (as ``worker_memory.py`` does), then
 for each server (``placement-api``; ``uwsgi``: kolla-ansible's uwsgi.ini,
-``lazy-apps``, the application loaded in each worker after the fork)
+``lazy-apps``, the application loaded in each worker after the fork,
+the workers asking the state process they started, which is counted)
 and each worker count:
 
 - starts it, sends nova's default request from as many clients as
