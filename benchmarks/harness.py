@@ -30,6 +30,7 @@ if REPO not in sys.path:
 
 from tests import mariadb_server  # noqa: E402  (needs REPO on sys.path)
 from tests import pg_cluster  # noqa: E402
+from tests import processes  # noqa: E402
 from tests import wsgi_servers  # noqa: E402
 
 UPSTREAM_VERSION = '16.0.0'
@@ -202,19 +203,9 @@ def _cpu_seconds(pid):
 
 def _postgres_backends(database):
     """Pids of PostgreSQL backends serving ``database`` (by their title)."""
-    found = []
-    for entry in os.listdir('/proc'):
-        if not entry.isdigit():
-            continue
-        try:
-            with open('/proc/%s/cmdline' % entry, 'rb') as handle:
-                title = handle.read().replace(b'\0', b' ').split()
-        except OSError:
-            continue
-        if (len(title) >= 3 and title[0] == b'postgres:'
-                and title[2] == database.encode()):
-            found.append(int(entry))
-    return found
+    return processes.pids_where(
+        lambda title: len(title) >= 3 and title[0] == b'postgres:'
+        and title[2] == database.encode())
 
 
 class CpuMeter:

@@ -174,18 +174,20 @@ class Client:
         try:
             ok, value = self._ask((fn, args))
         except (OSError, EOFError):
-            self._drop()
+            self.close()
             ok, value = self._ask((fn, args))
         if ok:
             return value
         raise value
 
     def _ask(self, message):
-        sock = self._connection()
+        sock = self.connected()
         send(sock, message)
         return receive(sock)
 
-    def _connection(self):
+    def connected(self):
+        """This thread's connection, made first (and the process started)
+        when it has none."""
         sock = getattr(self._local, 'sock', None)
         if sock is None:
             sock = self._local.sock = self.connect(start=True)
@@ -194,9 +196,6 @@ class Client:
     def close(self):
         """Close this thread's connection (the process exits once no
         worker holds one)."""
-        self._drop()
-
-    def _drop(self):
         sock = getattr(self._local, 'sock', None)
         self._local.sock = None
         if sock is not None:
@@ -264,7 +263,9 @@ def attach(db, conf):
         argv += ['--config-dir', os.path.abspath(conf.config_dir)]
     client = Client(socket_name(conf), argv)
     try:
-        client.connect(start=True).close()
+        # Kept: the thread that loads the application is usually the
+        # one that then serves (uwsgi's).
+        client.connected()
     except Unreachable as error:
         LOG.warning('Each worker keeps its own state: %s', error)
         return False

@@ -31,12 +31,13 @@ def _uuid(name):
 @pytest.fixture
 def state_process(db, config_file):
     """A Client of a state process started (as a worker starts it) on
-    the test's database; this process's own state answers until a test
-    says otherwise."""
+    the test's database, this thread connected to it; this process's own
+    state answers until a test says otherwise."""
     client = shared.Client('placement-state-test-%s' % uuidlib.uuid4().hex,
                            ['--config-file', config_file,
                             '--idle-seconds', '1'])
-    client.connect(start=True).close()
+    # Held until the test ends (idle for its 1 s, the process exits).
+    client.connected()
     yield client
     shared.answer_through(db, None)
     client.close()
@@ -177,9 +178,12 @@ def _gone(pid, within):
         except ProcessLookupError:
             return True
         # Our child, until reaped (the Client's thread reaps it).
-        with open('/proc/%d/stat' % pid) as handle:
-            if handle.read().split(') ')[1].startswith('Z'):
-                return True
+        try:
+            with open('/proc/%d/stat' % pid) as handle:
+                if handle.read().split(') ')[1].startswith('Z'):
+                    return True
+        except FileNotFoundError:
+            return True
         time.sleep(0.1)
     return False
 
@@ -196,6 +200,7 @@ def test_one_process_per_name_and_it_exits_when_no_worker_is_connected(
     second.close()
     assert not _gone(pid, within=2.5)
     first.close()
+    state_process.close()
     assert _gone(pid, within=5)
     with pytest.raises(shared.Unreachable):
         state_process.connect(start=False)

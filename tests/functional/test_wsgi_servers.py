@@ -13,13 +13,13 @@ in ``tests/clients``.
 import concurrent.futures
 import http.client
 import json
-import os
 import re
 import time
 import uuid
 
 import pytest
 
+from tests import processes
 from tests import wsgi_servers
 from tests.functional.server import exchange
 from tests.functional.server import request
@@ -133,19 +133,9 @@ def test_a_write_through_one_worker_is_in_the_next_answer_of_another(
 def _state_processes(directory):
     """The pids of state processes started with the configuration in
     ``directory``."""
-    found = []
-    for entry in os.listdir('/proc'):
-        if not entry.isdigit():
-            continue
-        try:
-            with open('/proc/%s/cmdline' % entry, 'rb') as handle:
-                argv = handle.read().split(b'\0')
-        except OSError:
-            continue
-        if b'placement.cmd.state_process' in argv and any(
-                arg.startswith(str(directory).encode()) for arg in argv):
-            found.append(int(entry))
-    return found
+    return processes.pids_where(
+        lambda argv: b'placement.cmd.state_process' in argv and any(
+            arg.startswith(str(directory).encode()) for arg in argv))
 
 
 def test_workers_that_load_the_application_share_one_state(served):
