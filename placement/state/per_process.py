@@ -9,6 +9,14 @@ fork would never be released in the child.  Each is made afresh, or,
 where ``inherit`` says how, from the parent's (the candidate state: the
 child then shares the parent's pages until it changes them, and has only
 to catch up with the change log, not to read everything).
+
+The child's objects are settled in the fork itself (``os.register_at_fork``
+runs in the child before it has a second thread), not at its first use:
+two threads of a child each finding the parent's objects once made two
+Snapshots of one inherited State, which they then refreshed at once under
+two locks, and a listing showed each provider twice.  A process forked by
+C code that runs no Python hook still finds out by its pid; one lock of
+the child's own serializes that.
 """
 
 import os
@@ -35,18 +43,40 @@ class PerDatabase:
         self._make = make
         self._inherit = inherit
         self._objects = _Objects()
+        # Taken only in a child that learns of its fork by its pid.
+        self._fork_lock = threading.Lock()
+        alive = weakref.ref(self)
+
+        def after_fork_in_child():
+            settled = alive()
+            if settled is not None:
+                settled._after_fork()
+
+        os.register_at_fork(after_in_child=after_fork_in_child)
 
     def of(self, db):
         objects = self._objects
         if objects.pid != os.getpid():
-            # Threads racing here each start afresh; one is kept, and an
-            # object made in the other is simply read again once.
-            objects = self._objects = self._forked(objects)
+            objects = self._forked_late()
         with objects.lock:
             found = objects.by_database.get(db)
             if found is None:
                 found = objects.by_database[db] = self._make(db)
             return found
+
+    def _after_fork(self):
+        """In a child, before it has a second thread: its own objects."""
+        self._fork_lock = threading.Lock()
+        if self._objects.pid != os.getpid():
+            self._objects = self._forked(self._objects)
+
+    def _forked_late(self):
+        """The child's objects where no fork hook ran: made once, by the
+        first thread to ask."""
+        with self._fork_lock:
+            if self._objects.pid != os.getpid():
+                self._objects = self._forked(self._objects)
+            return self._objects
 
     def _forked(self, parent):
         """A forked child's objects, from its parent's ``parent``."""

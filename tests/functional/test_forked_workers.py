@@ -4,10 +4,11 @@ parent made that is not its own to use: no pooled connection, no lock;
 it starts from the parent's candidate state, when no thread of the
 parent was changing it at the fork, and catches up.
 
-Forked here with ``os.fork``; no ``os.register_at_fork`` hook is relied on
-(uwsgi forks from C and calls none), so this stands for every server;
-except by the parent's own database work in threads of its own
-(``Database.between_forks``), which only placement-api's parent does.
+Forked here with ``os.fork``, whose hooks settle the child's state
+(``per_process``); uwsgi forks from C and calls none, and the child then
+learns of the fork by its pid (``tests/unit/test_per_process.py`` tests
+both ways).  The parent's own database work in threads of its own
+(``Database.between_forks``) is placement-api's parent's alone.
 """
 
 import gc
