@@ -14,6 +14,7 @@ workers start a process of their own).
 import errno
 import logging
 import pickle
+import signal
 import socket
 import sys
 import threading
@@ -100,6 +101,11 @@ def _listening(name):
 
 
 def main(argv=None):
+    # A uwsgi worker that starts this process ignores SIGTERM and SIGHUP,
+    # and the exec kept that: what stops the server's process group (a
+    # service manager's stop) must stop this process too.
+    for number in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(number, signal.SIG_DFL)
     allocator.return_large_buffers()
     conf = config_loader.load(
         sys.argv[1:] if argv is None else argv, cli_opts=CLI_OPTS)

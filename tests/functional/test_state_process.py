@@ -9,6 +9,7 @@ by, another user's process, and exit once no worker is connected.
 """
 
 import os
+import signal
 import socket
 import struct
 import time
@@ -204,6 +205,30 @@ def test_one_process_per_name_and_it_exits_when_no_worker_is_connected(
     assert _gone(pid, within=5)
     with pytest.raises(shared.Unreachable):
         state_process.connect(start=False)
+
+
+@pytest.mark.parametrize('number', [signal.SIGTERM, signal.SIGHUP])
+def test_what_stops_the_server_stops_it(db, config_file, number):
+    """uwsgi's workers ignore SIGTERM and SIGHUP, and a program one of
+    them starts inherits that: the state process lived on after the
+    server's whole group was sent SIGTERM (a service manager's stop), and
+    held the server's stop for 30 s."""
+    ignored = {sig: signal.signal(sig, signal.SIG_IGN)
+               for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        client = shared.Client(
+            'placement-state-test-%s' % uuidlib.uuid4().hex,
+            ['--config-file', config_file, '--idle-seconds', '60'])
+        sock = client.connect(start=True)
+    finally:
+        for sig, handler in ignored.items():
+            signal.signal(sig, handler)
+    pid = _peer_pid(sock)
+    os.kill(pid, number)
+    try:
+        assert _gone(pid, within=3)
+    finally:
+        sock.close()
 
 
 def _as_nobody(action):
