@@ -229,7 +229,11 @@ class Client:
 
     def _start(self):
         """Start a state process (of several started at once, one keeps
-        the name and the others exit); reaped by a thread of ours."""
+        the name and the others exit), not as a child of this worker: a
+        launcher starts it and exits at once, so that nothing here waits
+        to reap it.  A uwsgi worker with a thread of its own waiting for
+        a child did not exit when told to stop, and held the server's
+        stop for its ``worker-reload-mercy`` (60 s under kolla)."""
         with self._start_lock:
             python = _python()
             if python is None:
@@ -238,11 +242,18 @@ class Client:
             LOG.info('Starting the state process %s', self.name)
             # In the server's own process group: what stops the server
             # as a whole (its service manager, a terminal) stops it too.
-            process = subprocess.Popen(
-                [python, '-m', 'placement.cmd.state_process',
-                 '--socket-name', self.name] + self._argv,
+            launcher = subprocess.Popen(
+                [python, '-c', _LAUNCH, python, '-m',
+                 'placement.cmd.state_process', '--socket-name',
+                 self.name] + self._argv,
                 stdin=subprocess.DEVNULL, close_fds=True)
-            threading.Thread(target=process.wait, daemon=True).start()
+            launcher.wait()
+
+
+# The launcher: starts its arguments as a program and exits, leaving it
+# to be reaped by init (or the host's subreaper).
+_LAUNCH = ('import subprocess, sys; '
+           'subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL)')
 
 
 _clients = weakref.WeakKeyDictionary()

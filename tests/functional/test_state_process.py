@@ -178,7 +178,7 @@ def _gone(pid, within):
             os.kill(pid, 0)
         except ProcessLookupError:
             return True
-        # Our child, until reaped (the Client's thread reaps it).
+        # A zombie until init (or a subreaper) reaps it.
         try:
             with open('/proc/%d/stat' % pid) as handle:
                 if handle.read().split(') ')[1].startswith('Z'):

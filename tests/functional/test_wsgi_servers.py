@@ -13,7 +13,9 @@ in ``tests/clients``.
 import concurrent.futures
 import http.client
 import json
+import os
 import re
+import signal
 import time
 import uuid
 
@@ -232,3 +234,21 @@ def test_uwsgi_runs_the_file_as_devstack_names_it(serve_wsgi):
     with serve_wsgi('uwsgi-wsgi-file') as (port, _log):
         status, _, body = exchange(port, 'GET', '/resource_providers')
     assert (status, body) == (200, {'resource_providers': []})
+
+
+def test_kolla_s_uwsgi_stops_promptly_once_the_state_process_runs(
+        tmp_path):
+    """The group told to stop, as a service manager tells it: the state
+    process goes (it ignored SIGTERM, as the uwsgi worker that started it
+    does), and so does that worker (a thread of its waiting to reap the
+    process held it until uwsgi's worker-reload-mercy, 60 s)."""
+    url = 'sqlite:///%s' % (tmp_path / 'placement.sqlite')
+    with wsgi_servers.started('uwsgi', url, tmp_path) as (port, process):
+        assert request(port, 'GET', '/resource_providers')[0] == 200
+        assert _state_processes(tmp_path)
+        started = time.monotonic()
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=90)
+        stopping = time.monotonic() - started
+    assert stopping < 10, stopping
+    assert _state_processes(tmp_path) == []
