@@ -19,4 +19,23 @@ def pids_where(matches):
             continue
         if matches(words):
             found.append(int(entry))
-    return found
+    return sorted(found)
+
+
+def children_of(pid):
+    """The pids of ``pid``'s child processes."""
+    found = []
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open('/proc/%s/stat' % entry, 'rb') as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        # The fields after the command name, which may hold spaces and
+        # parentheses: state, then the parent's pid.
+        fields = stat[stat.rindex(b')') + 2:].split()
+        if int(fields[1]) == pid:
+            found.append(int(entry))
+    return sorted(found)

@@ -134,6 +134,13 @@ def _command(kind, port, directory, python_env):
 def serving(kind, database_url, directory, python_env=None):
     """``kind`` serving ``database_url``: its port.  ``python_env`` is the
     ``mod_wsgi_venv`` for ``mod_wsgi``."""
+    with started(kind, database_url, directory, python_env) as (port, _):
+        yield port
+
+
+@contextlib.contextmanager
+def started(kind, database_url, directory, python_env=None):
+    """``serving``, giving (its port, the server's process)."""
     directory = pathlib.Path(directory)
     write_config(directory, database_url)
     sync_database(directory)
@@ -147,7 +154,7 @@ def serving(kind, database_url, directory, python_env=None):
         try:
             functional_server.wait_until_up(port, process, log_path,
                                             STARTUP_TIMEOUT)
-            yield port
+            yield port, process
         finally:
             _stop(process)
 

@@ -31,6 +31,8 @@ import subprocess
 import tempfile
 import time
 
+from tests import processes
+
 ACCOUNT = 'placement'
 PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
 
@@ -60,22 +62,6 @@ def minimal(paths):
             continue
         kept.append(path)
     return kept
-
-
-def children(pid):
-    """The pids whose parent is ``pid``."""
-    found = []
-    for entry in os.listdir('/proc'):
-        if not entry.isdigit():
-            continue
-        try:
-            with open('/proc/%s/stat' % entry) as handle:
-                fields = handle.read().rsplit(')', 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            found.append(int(entry))
-    return sorted(found)
 
 
 def _directory_skeleton(source, target, depth):
@@ -222,8 +208,8 @@ class Host:
         signal), the child of bubblewrap's init in the new PID
         namespace (``unshare`` and its shell exec bubblewrap, so the
         started process is bubblewrap itself); None once it is gone."""
-        for init in children(self.process.pid):
-            for main in children(init):
+        for init in processes.children_of(self.process.pid):
+            for main in processes.children_of(init):
                 return main
         return None
 

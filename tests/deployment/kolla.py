@@ -57,6 +57,7 @@ import sys
 import tempfile
 import time
 
+from tests import processes
 from tests.deployment import confined
 from tests.deployment import kolla_ansible
 from tests.deployment import sources
@@ -236,9 +237,9 @@ class Container:
         """The host pid of the command start.sh exec'd (the container's
         main process, which ``docker stop`` signals): the child of
         bubblewrap's init in the new PID namespace."""
-        init = confined.children(self.process.pid)
+        init = processes.children_of(self.process.pid)
         for pid in init:
-            found = confined.children(pid)
+            found = processes.children_of(pid)
             if found:
                 return found[0]
         return None

@@ -449,6 +449,37 @@ def normalize(body):
     return found, summaries, problems
 
 
+def mismatch(dep, req, body):
+    """What is wrong with ``body``, the service's answer to ``req`` on
+    ``dep`` (lines of text), or None when it is the reference's; with a
+    ``limit`` below the number of candidates, any ``limit`` of them with
+    the summaries of their trees is right."""
+    actual, actual_summaries, problems = normalize(body)
+    expected, expected_summaries = allocation_candidates(dep, req)
+    if req.limit is not None and len(expected) > req.limit:
+        if len(actual) == req.limit and actual <= expected:
+            expected = actual
+            expected_summaries = provider_summaries(dep, actual)
+    lines = []
+    if actual != expected or actual_summaries != expected_summaries:
+        lines = [repr(dep), 'GET /allocation_candidates?'
+                 + req.describe(dep), 'expected %d candidates, got %d'
+                 % (len(expected), len(actual))]
+        for title, cands in (('missing', expected - actual),
+                             ('unexpected', actual - expected)):
+            for cand in sorted(cands, key=repr):
+                lines.append('  %s: %s' % (title, describe_candidate(
+                    dep, cand)))
+        for uuid in sorted(set(expected_summaries) | set(actual_summaries)):
+            want = expected_summaries.get(uuid)
+            got = actual_summaries.get(uuid)
+            if want != got:
+                lines.append('  summary of %s: expected %r, got %r'
+                             % (dep.name(uuid), want, got))
+    lines += problems
+    return dep.with_names('\n'.join(lines)) if lines else None
+
+
 def describe_candidate(dep, candidate):
     resources, mappings = candidate
     allocations = collections.defaultdict(dict)
