@@ -16,7 +16,11 @@ files in a directory the parent creates, and the parent serves them.
 - ``placement_db_connections_in_use``: pooled connections checked out,
   summed over live workers;
 - ``placement_allocation_candidates_returned``: allocation requests per
-  ``GET /allocation_candidates`` answer.
+  ``GET /allocation_candidates`` answer;
+- ``placement_state_fallbacks_total{reason}``: reads of the state a
+  worker answered from a state of its own because the host's state
+  processes did not answer in time (``unanswered``) or run other code
+  (``other_code``); see ``state.shared``.
 
 Nothing here imports prometheus-client until metrics are enabled: its
 multiprocess mode must be chosen (by environment) before it is imported.
@@ -59,6 +63,10 @@ class _Metrics:
             'placement_allocation_candidates_returned',
             'Allocation requests per GET /allocation_candidates answer.',
             buckets=_CANDIDATE_BUCKETS)
+        self.state_fallbacks = prom.Counter(
+            'placement_state_fallbacks_total',
+            'Reads of the state answered by a worker\'s own state, the '
+            'host\'s state processes not answering.', ['reason'])
 
 
 def enable():
@@ -81,6 +89,11 @@ def observe_request(route, method, status, seconds):
 def count_retry(cause):
     if _metrics is not None:
         _metrics.retries.labels(cause).inc()
+
+
+def count_state_fallback(reason):
+    if _metrics is not None:
+        _metrics.state_fallbacks.labels(reason).inc()
 
 
 def observe_candidates(count):

@@ -8,8 +8,13 @@ sqlite`` (or postgresql, mysql; repeatable) runs only those.
 """
 
 import collections
+import os
 import shutil
 import uuid
+
+# Every answer of the state crosses the wire format, in this process and
+# in the servers the tests start (``state.questions``).
+os.environ['PLACEMENT_TEST_CROSS_THE_WIRE'] = '1'
 
 import pytest
 import sqlalchemy as sa
@@ -17,6 +22,7 @@ import webtest
 
 from placement import app as placement_app
 from placement import conf as placement_conf
+from placement.state import questions
 from placement.storage import engine
 from placement.storage import migration
 from placement.storage import standard_sync
@@ -27,6 +33,7 @@ from tests import pg_cluster
 from tests import wsgi_servers
 
 BACKENDS = ('sqlite', 'postgresql', 'mysql')
+questions.CROSS_THE_WIRE = True
 
 def pytest_addoption(parser):
     parser.addoption('--backend', choices=BACKENDS, action='append',

@@ -22,20 +22,19 @@ def pids_where(matches):
     return sorted(found)
 
 
+def parent_of(pid):
+    """The pid of ``pid``'s parent (None once it is gone)."""
+    try:
+        with open('/proc/%d/stat' % pid, 'rb') as handle:
+            stat = handle.read()
+    except OSError:
+        return None
+    # The fields after the command name, which may hold spaces and
+    # parentheses: state, then the parent's pid.
+    return int(stat[stat.rindex(b')') + 2:].split()[1])
+
+
 def children_of(pid):
     """The pids of ``pid``'s child processes."""
-    found = []
-    for entry in os.listdir('/proc'):
-        if not entry.isdigit():
-            continue
-        try:
-            with open('/proc/%s/stat' % entry, 'rb') as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        # The fields after the command name, which may hold spaces and
-        # parentheses: state, then the parent's pid.
-        fields = stat[stat.rindex(b')') + 2:].split()
-        if int(fields[1]) == pid:
-            found.append(int(entry))
-    return sorted(found)
+    return sorted(int(entry) for entry in os.listdir('/proc')
+                  if entry.isdigit() and parent_of(int(entry)) == pid)

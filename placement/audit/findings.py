@@ -33,6 +33,7 @@ from placement.state import snapshot
 from placement.storage import audit as storage
 from placement.state import consumer_spans
 from placement.storage import tables
+from placement.state import questions
 
 KINDS = ('over_capacity', 'split_consumers', 'stale_migrations',
          'unusable_inventory')
@@ -101,6 +102,7 @@ def audit(db, scope, now=None):
 
 # -- scope ------------------------------------------------------------------
 
+@questions.question
 def _from_state(state, scope, spans):
     """(the providers in scope, the over-capacity findings, the unusable
     inventories, the split consumers of ``spans``), those ``scope``

@@ -20,6 +20,7 @@ from placement.audit import findings
 from placement.candidates import capacity
 from placement.state import snapshot
 from placement.storage import audit as storage
+from placement.state import questions
 
 class Invalid(ValueError):
     """The changes name what does not exist, or make a record that
@@ -37,6 +38,7 @@ class Changes:
     by_trait: dict = dataclasses.field(default_factory=dict)
 
 
+@questions.question
 def _from_state(state, changes, request):
     """(the rows of the answer, with the provider and class each is of;
     the copies of ``request`` that fit before and after, or None)."""

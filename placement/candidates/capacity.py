@@ -33,6 +33,7 @@ from placement.candidates import combine
 from placement.candidates import search
 from placement.candidates import plan
 from placement.candidates import request as candidate_request
+from placement.state import questions
 
 PATTERN_BOUND = 200
 ANSWER_BOUND = 20000
@@ -218,6 +219,7 @@ class _Result:
                 'bounded': sorted(set(self.bounded))}
 
 
+@questions.question
 def capacity(state, request):
     """{'roots': {uuid: copies}, 'sharing': {uuid: copies}, 'total',
     'limited_by_sharing', 'bounded': [uuids counted within a bound]}.

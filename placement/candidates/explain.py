@@ -33,6 +33,7 @@ from placement.candidates import search
 from placement.candidates import funnel
 from placement.candidates import groups as group_loading
 from placement.candidates import plan
+from placement.state import questions
 
 LOG = logging.getLogger(__name__)
 
@@ -225,6 +226,7 @@ def _group_step(state, step):
     return body
 
 
+@questions.question
 def explain(state, request, settings):
     """The explanation as plain data (see the module); the engine's
     errors (unknown class or trait) propagate as they do for it."""

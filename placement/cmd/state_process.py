@@ -1,19 +1,37 @@
-"""A host's state process: one state for the workers of a WSGI server
+"""A host's state keeper: the one state of the workers of a WSGI server
 that loads the application in each worker (``placement.state.shared``).
 
-Started by the first worker that finds none, with that worker's
-configuration; not a command for operators.  It takes its socket's name
-before it reads anything, so that of several started at once one stays
-and the others exit; it then reads the state, and answers each worker's
-connection in a thread of its own, one question after another.  It
-exits once no worker has been connected for ``--idle-seconds`` (10):
-after the server stopped, or reloaded into another release (whose
-workers start a process of their own).
+Started by a worker that finds none, with that worker's configuration;
+not a command for operators.  It takes its socket's name before it reads
+anything, so that of several started at once one stays and the others
+exit.  It reads the state (again and again while the database cannot be
+read), then forks ``--readers`` readers (``state.reader``), each into a
+slot of its own, and from then on:
+
+- a reader that exits (retired, too big, killed) is replaced by a fresh
+  fork, and one that has not beaten for ``Board.STUCK_SECONDS``
+  (stopped, stuck) is killed and replaced: the keeper brings its own
+  state up to date every tick, so a new reader starts where the log
+  stands;
+- a slot held by a reader some earlier keeper forked (it died, and its
+  readers went on answering) is taken back, one slot at a time: that
+  reader is asked to retire once the keeper is ready to fork another,
+  so that every reader shares this keeper's pages;
+- each worker holds a connection to the keeper while it runs, and
+  pings on it are answered by a thread of the keeper's own, so that a
+  long read of the state never makes the keeper look stuck;
+- once no worker has been connected to it or to any reader for
+  ``--idle-seconds`` (the server stopped, or reloaded into another
+  release, whose workers start a keeper of their own), it stops its
+  readers and exits.
+
+The keeper answers no question itself: it stopped, or killed, costs no
+answer, since its readers go on.
 """
 
 import errno
 import logging
-import pickle
+import os
 import signal
 import socket
 import sys
@@ -24,73 +42,40 @@ from oslo_config import cfg
 
 from placement import allocator
 from placement import config_loader
-from placement.state import shared
+from placement.state import reader
 from placement.state import snapshot
+from placement.state import wire
 from placement.storage import engine
 
 LOG = logging.getLogger(__name__)
 
 CLI_OPTS = [
     cfg.StrOpt('socket-name', required=True,
-               help='The abstract Unix socket to answer on.'),
+               help='The abstract Unix socket to answer on; reader N '
+                    'answers on this name followed by -N.'),
+    cfg.IntOpt('readers', default=2, min=1,
+               help='How many readers answer the workers.'),
+    cfg.IntOpt('reader-memory', default=64, min=0,
+               help='MB of its own above which a reader is replaced by '
+                    'a fresh fork (0: never).'),
     cfg.IntOpt('idle-seconds', default=10, min=1,
                help='Exit once no worker has been connected this long.'),
 ]
 
-
-class Answering:
-    """The connected workers, and when the last of them left."""
-
-    def __init__(self, db):
-        self.db = db
-        self._lock = threading.Lock()
-        self._connected = 0
-        self._idle_since = time.monotonic()
-
-    def idle_for(self):
-        with self._lock:
-            if self._connected:
-                return 0
-            return time.monotonic() - self._idle_since
-
-    def serve(self, sock):
-        with self._lock:
-            self._connected += 1
-        try:
-            if shared.same_user(sock):
-                self._answer_each(sock)
-            else:
-                LOG.warning('Refused a connection from another user')
-        finally:
-            sock.close()
-            with self._lock:
-                self._connected -= 1
-                self._idle_since = time.monotonic()
-
-    def _answer_each(self, sock):
-        while True:
-            try:
-                fn, args = shared.receive(sock)
-            except (EOFError, OSError):
-                return
-            try:
-                reply = (True, snapshot.answer_here(self.db, fn, args))
-            except Exception as error:  # noqa: BLE001 - raised in the worker
-                reply = (False, error)
-            try:
-                shared.send(sock, reply)
-            except (pickle.PicklingError, TypeError, AttributeError) as error:
-                LOG.exception('An answer could not be sent')
-                shared.send(sock, (False, shared.Unreachable(
-                    'the state process could not send its answer: %s'
-                    % error)))
+# How often the keeper looks at its readers and the change log.
+_TICK = 0.1
+# How long a reader from an earlier keeper is given to give its slot up.
+_RETIRE_SECONDS = 5
+# How long the keeper waits between two failed reads of the state.
+_READ_AGAIN_SECONDS = 2
 
 
-def _listening(name):
-    """The bound, listening socket; None when another process has it."""
+def listening(name):
+    """A bound, listening socket on the abstract ``name``; None when
+    another process holds it."""
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        listener.bind(shared.address(name))
+        listener.bind(wire.address(name))
     except OSError as error:
         listener.close()
         if error.errno == errno.EADDRINUSE:
@@ -100,33 +85,190 @@ def _listening(name):
     return listener
 
 
+class Keeper:
+    """The keeper's readers and its state."""
+
+    def __init__(self, conf, db, listener):
+        self.name = conf.socket_name
+        self.db = db
+        self.board = reader.Board(conf.readers)
+        self._listener = listener
+        self._idle_seconds = conf.idle_seconds
+        self._reader_memory = conf.reader_memory * 2 ** 20
+        self.children = {}      # slot -> pid
+        self._retiring = {}     # slot -> when an earlier reader was asked
+        self._busy_at = time.monotonic()
+        self._workers_lock = threading.Lock()
+        self._workers = 0   # connections to the keeper held
+
+    def run(self):
+        threading.Thread(target=self._answer_pings, daemon=True).start()
+        self._read_state()
+        self._busy_at = time.monotonic()
+        while not self._idle():
+            self._reap()
+            self._replace_stuck()
+            self._refresh()
+            for slot in range(self.board.slots):
+                if slot not in self.children:
+                    self._fill(slot)
+            time.sleep(_TICK)
+        LOG.info('State keeper %s exits: no worker connected for %d s',
+                 self.name, self._idle_seconds)
+        self._stop_readers()
+
+    # -- the state ------------------------------------------------------
+
+    def _read_state(self):
+        """The state read whole, once the database answers."""
+        while True:
+            try:
+                snapshot.serving(self.db, strict=True)
+                return
+            except Exception as error:  # noqa: BLE001 - tried again
+                LOG.warning('State keeper %s could not read the state, '
+                            'trying again: %s', self.name, error)
+                time.sleep(_READ_AGAIN_SECONDS)
+
+    def _refresh(self):
+        """The keeper's state where the log stands, so that a reader
+        forked now has little to catch up; a failure is left to the next
+        tick (and to each reader's own catch-up)."""
+        try:
+            with snapshot.of(self.db).fresh():
+                pass
+        except Exception as error:  # noqa: BLE001 - next tick
+            LOG.warning('State keeper %s could not read the change log: '
+                        '%s', self.name, error)
+
+    # -- readers --------------------------------------------------------
+
+    def _fill(self, slot):
+        """Fork a reader into ``slot``; a slot an earlier keeper's reader
+        holds is first asked back."""
+        listener = listening(wire.slot_name(self.name, slot))
+        if listener is None:
+            self._ask_back(slot)
+            return
+        self._retiring.pop(slot, None)
+        self.board.beat(slot, 0)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                self._listener.close()
+                reader.Reader(self.db, listener, self.name, slot,
+                              self.board, self._idle_seconds,
+                              self._reader_memory).run()
+            finally:
+                os._exit(1)
+        listener.close()
+        self.children[slot] = pid
+        LOG.info('State keeper %s forked reader %d (pid %d)', self.name,
+                 slot, pid)
+
+    def _ask_back(self, slot):
+        """Ask the reader holding ``slot`` (not ours) to retire, one slot
+        at a time, at most every ``_RETIRE_SECONDS``."""
+        asked = self._retiring.get(slot)
+        now = time.monotonic()
+        if asked is not None and now - asked < _RETIRE_SECONDS:
+            return
+        if any(now - when < _RETIRE_SECONDS
+               for other, when in self._retiring.items() if other != slot):
+            return
+        self._retiring[slot] = now
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                sock.settimeout(1)
+                sock.connect(wire.address(wire.slot_name(self.name, slot)))
+                if wire.peer(sock)[1] == os.getuid():
+                    wire.send(sock, ('retire',))
+        except OSError:
+            pass
+
+    def _reap(self):
+        for slot, pid in list(self.children.items()):
+            try:
+                done, _status = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done:
+                del self.children[slot]
+
+    def _replace_stuck(self):
+        for slot, pid in self.children.items():
+            silent, _connections = self.board.read(slot)
+            if silent > reader.Board.STUCK_SECONDS:
+                LOG.warning('State keeper %s kills reader %d (pid %d): '
+                            'silent for %.1f s', self.name, slot, pid,
+                            silent)
+                _kill(pid, signal.SIGKILL)
+
+    def _stop_readers(self):
+        for pid in self.children.values():
+            _kill(pid, signal.SIGTERM)
+
+    # -- workers --------------------------------------------------------
+
+    def _answer_pings(self):
+        """Each worker holds a connection to the keeper for as long as it
+        runs (the keeper is needed while one does) and pings on it, or
+        on one of its own, when it needs the keeper."""
+        while True:
+            try:
+                sock, _ = self._listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._hold, args=(sock,),
+                             daemon=True).start()
+
+    def _hold(self, sock):
+        with sock:
+            try:
+                if wire.peer(sock)[1] != os.getuid():
+                    return
+                with self._workers_lock:
+                    self._workers += 1
+                try:
+                    while True:
+                        wire.receive(sock)
+                        wire.send_answer(sock, True, os.getpid())
+                finally:
+                    with self._workers_lock:
+                        self._workers -= 1
+            except (EOFError, OSError):
+                pass
+
+    def _idle(self):
+        now = time.monotonic()
+        if self._workers or any(self.board.read(slot)[1]
+                                for slot in self.children):
+            self._busy_at = now
+        return now - self._busy_at > self._idle_seconds
+
+
+def _kill(pid, number):
+    try:
+        os.kill(pid, number)
+    except ProcessLookupError:
+        pass
+
+
 def main(argv=None):
     # A uwsgi worker that starts this process ignores SIGTERM and SIGHUP,
     # and the exec kept that: what stops the server's process group (a
-    # service manager's stop) must stop this process too.
+    # service manager's stop) must stop this process, and its readers.
     for number in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(number, signal.SIG_DFL)
     allocator.return_large_buffers()
     conf = config_loader.load(
         sys.argv[1:] if argv is None else argv, cli_opts=CLI_OPTS)
-    listener = _listening(conf.socket_name)
+    listener = listening(conf.socket_name)
     if listener is None:
         return 0
     db = engine.Database.from_conf(conf)
-    LOG.info('State process %s reading the state', conf.socket_name)
-    snapshot.serving(db)
-    answering = Answering(db)
-    listener.settimeout(1)
-    while answering.idle_for() < conf.idle_seconds:
-        try:
-            sock, _ = listener.accept()
-        except socket.timeout:
-            continue
-        sock.settimeout(None)
-        threading.Thread(target=answering.serve, args=(sock,),
-                         daemon=True).start()
-    LOG.info('State process %s exits: no worker connected for %d s',
-             conf.socket_name, conf.idle_seconds)
+    LOG.info('State keeper %s reading the state', conf.socket_name)
+    Keeper(conf, db, listener).run()
     listener.close()
     db.dispose()
     return 0

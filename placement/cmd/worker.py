@@ -80,6 +80,7 @@ from gunicorn.http import errors as http_errors
 from gunicorn import util
 from gunicorn.workers import gthread
 
+from placement import allocator
 from placement import error_codes
 from placement import errors
 from placement.cmd import http1
@@ -114,21 +115,6 @@ _STATUS = (
     (http_errors.UnsupportedTransferCoding, 501),
     (http_errors.ForbiddenProxyRequest, 403),
 )
-
-
-def own_memory():
-    """Bytes of this process's memory no other process shares: the pages
-    it wrote to (its own or copied from its parent) and those only it
-    reads, from /proc (0 where there is no /proc)."""
-    total = 0
-    try:
-        with open('/proc/self/smaps_rollup') as handle:
-            for line in handle:
-                if line.startswith(('Private_Clean:', 'Private_Dirty:')):
-                    total += int(line.split()[1]) * 1024
-    except OSError:
-        return 0
-    return total
 
 
 def _status_of(exc):
@@ -305,7 +291,7 @@ class Worker(gthread.ThreadWorker):
     def _replaced_if_grown(self):
         """Stop (the arbiter forks a fresh worker) once this one's own
         memory passed its limit (see the module's docstring)."""
-        own = own_memory()
+        own = allocator.own_memory()
         if own > self.limits.own_memory:
             self.log.info('Worker %d has %d MB of memory of its own, more '
                           'than --max-worker-memory: replacing it.',

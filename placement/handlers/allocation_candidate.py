@@ -1,22 +1,16 @@
 """Handler for /allocation_candidates (1.10): GET, the scheduler's
 question "which providers could satisfy this request?".
 
-The query is parsed by ``candidate_query``, answered by the
-candidate search, and serialized here in the shape each microversion
-documents: allocation requests as a list (before 1.12) or keyed by
-provider (from 1.12, with ``mappings`` from 1.34), provider summaries
-with traits (1.17), every class of inventory (1.27) and tree uuids
-(1.29).
+The query is parsed by ``candidate_query`` and answered from the state
+by ``candidates.answer`` (the search, in the shape each microversion
+documents).
 """
 
 import contextlib
-import functools
-import itertools
 
 from placement import errors
 from placement import metrics
-from placement.candidates import search
-from placement.candidates import explain
+from placement.candidates import answer
 from placement.candidates import filters
 from placement.candidates import request as candidate_request
 from placement.state import snapshot
@@ -25,17 +19,6 @@ from placement.handlers import base
 from placement.handlers import json_pieces
 from placement.policies import allocation_candidate as policies
 from placement.schemas import allocation_candidate as schemas
-
-
-def _allocation_request(version, allocations, mappings):
-    if version < (1, 12):
-        return {'allocations': [
-            {'resource_provider': {'uuid': uuid},
-             'resources': given['resources']}
-            for uuid, given in allocations.items()]}
-    if version >= (1, 34):
-        return {'allocations': allocations, 'mappings': mappings}
-    return {'allocations': allocations}
 
 
 def settings(conf):
@@ -63,26 +46,6 @@ def unknown_names_refused():
         raise errors.BadRequest(exc.message)
 
 
-def candidates_body(state, request, settings, version):
-    """(the answer's body as pieces of JSON, how many candidates) from
-    ``state``, in the shape ``version`` documents."""
-    found = search.Found(state, request, settings)
-    # Encoded as they come: an unbounded answer at 100,000 providers is
-    # never whole as Python objects.
-    body = [b'{"allocation_requests":']
-    body += json_pieces.json_array(itertools.starmap(
-        functools.partial(_allocation_request, version),
-        found.allocation_requests()))
-    body.append(b',"provider_summaries":')
-    body += json_pieces.json_object(found.provider_summaries(
-        show_traits=version >= (1, 17),
-        show_all_resources=version >= (1, 27)))
-    body.append(b'}')
-    if not found.count:
-        explain.log_empty_answer(state, request)
-    return body, found.count
-
-
 class AllocationCandidates(base.Resource):
 
     @base.operation('Find allocation candidates', since='1.10',
@@ -95,7 +58,7 @@ class AllocationCandidates(base.Resource):
         request = candidate_query.parse(query, version)
         with unknown_names_refused():
             body, count = snapshot.answer(
-                req.context.db, candidates_body, request,
+                req.context.db, answer.candidates_body, request,
                 settings(req.context.conf), version)
         metrics.observe_candidates(count)
         json_pieces.send_json_pieces(req, resp, body)

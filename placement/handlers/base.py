@@ -13,6 +13,7 @@ from placement import errors
 from placement import input_checks
 from placement import microversion
 from placement import schemas
+from placement import json_encoding
 from placement.handlers import json_pieces
 from placement import query_params
 from placement.schemas import validation
@@ -210,7 +211,7 @@ def validate_query(req, query):
 def send_json(req, resp, body, status=falcon.HTTP_200):
     resp.status = status
     resp.content_type = JSON
-    resp.data = json_pieces.encode_json(body)
+    resp.data = json_encoding.encode_json(body)
 
 
 def url(req, *parts):

@@ -13,9 +13,6 @@ exact as of the request.  Each checks its own policy rule and those of
 the data it summarises.
 """
 
-import dataclasses
-import typing
-
 from placement import errors
 from placement import microversion
 from placement.candidates import filters
@@ -66,17 +63,8 @@ class Summary(base.Resource):
         base.send_json(req, resp, body)
 
 
-class _Asked(typing.NamedTuple):
-    """A providers query, parsed (by the handler) with its traits and
-    classes still named (resolved on the state: ``_page``)."""
-    wanted: pages.Wanted
-    required: tuple
-    forbidden: frozenset
-    free: tuple
-
-
 def _asked(query):
-    """_Asked of the (validated) query; 400 where it is malformed."""
+    """pages.Asked of the (validated) query; 400 where it is malformed."""
     required, forbidden = query_params.required_traits(
         query, microversion.MAX_VERSION)
     member_of, forbidden_aggregates = query_params.member_of(
@@ -87,7 +75,7 @@ def _asked(query):
             name, amount = item.split(':')
             free.append((name, int(amount)))
     in_tree = query.get('in_tree')
-    return _Asked(
+    return pages.Asked(
         wanted=pages.Wanted(
             prefix=query.get('prefix'),
             member_of=tuple(frozenset(uuids) for uuids in member_of),
@@ -97,26 +85,6 @@ def _asked(query):
             marker=query.get('marker')),
         required=tuple(frozenset(names) for names in required),
         forbidden=frozenset(forbidden), free=tuple(free))
-
-
-def _page(state, asked):
-    """The body of the page of providers ``asked`` for, its names
-    resolved in ``state`` (filters.UnknownTrait or UnknownResourceClass
-    for one it does not know)."""
-    traits = filters.trait_ids(
-        state, {name for names in asked.required for name in names}
-        | asked.forbidden)
-    classes = filters.class_ids(state, [name for name, _ in asked.free])
-    wanted = dataclasses.replace(
-        asked.wanted,
-        required=tuple(frozenset(traits[name] for name in names)
-                       for names in asked.required),
-        forbidden=frozenset(traits[name] for name in asked.forbidden),
-        free=tuple((classes[name], amount) for name, amount in asked.free))
-    chosen, total, following = pages.page(state, wanted)
-    return {'resource_providers': [pages.described(state, provider)
-                                   for provider in chosen],
-            'total': total, 'next_marker': following}
 
 
 class Providers(base.Resource):
@@ -129,20 +97,13 @@ class Providers(base.Resource):
         _authorize(req, policies.PROVIDERS, _CAPACITY_RULES)
         query = base.read_query(req)
         try:
-            body = snapshot.answer(req.context.db, _page, _asked(query))
+            body = snapshot.answer(req.context.db, pages.page_body,
+                                   _asked(query))
         except (filters.UnknownTrait, filters.UnknownResourceClass) as exc:
             raise errors.BadRequest(exc.message)
         except pages.UnknownMarker as exc:
             raise errors.BadRequest(str(exc))
         base.send_json(req, resp, body)
-
-
-def _tree(state, uuid):
-    """``tree.tree``'s (body, pairs, names) for the provider ``uuid``;
-    None when there is none."""
-    if tree.provider_ids(state, uuid) is None:
-        return None
-    return tree.tree(state, uuid)
 
 
 class Provider(base.Resource):
@@ -157,7 +118,7 @@ class Provider(base.Resource):
         query = base.read_query(req)
         limit = _limit(query, 'consumer_limit',
                        schemas.DEFAULT_CONSUMER_LIMIT)
-        found = snapshot.answer(req.context.db, _tree, uuid)
+        found = snapshot.answer(req.context.db, tree.tree_of, uuid)
         if found is None:
             raise errors.NotFound(
                 'No resource provider with uuid %s found' % uuid)

@@ -1,7 +1,6 @@
 """Handlers for /resource_providers and /resource_providers/{uuid}."""
 
 import functools
-import typing
 
 import falcon
 
@@ -19,43 +18,21 @@ from placement.storage import providers_core
 from placement.storage import resource_providers as storage
 
 
-class Shape(typing.NamedTuple):
-    """What a provider's body holds at a request's microversion and
-    mount point, worked out once: a listing shapes every provider."""
-    root: str
-    suffixes: tuple
-    with_tree: bool
-
-
 def shape_of(req):
     relations = ['inventories', 'usages']
     for version, relation in (('1.1', 'aggregates'), ('1.6', 'traits'),
                               ('1.11', 'allocations')):
         if microversion.is_at_least(req, version):
             relations.append(relation)
-    return Shape(root=base.url(req, 'resource_providers') + '/',
+    return listing.Shape(root=base.url(req, 'resource_providers') + '/',
                  suffixes=tuple((relation, '/' + relation)
                                 for relation in relations),
                  with_tree=microversion.is_at_least(req, '1.14'))
 
 
-def shaped(shape, provider):
-    """``provider``'s body (its fields as a dict) in ``shape``."""
-    href = shape.root + provider['uuid']
-    links = [{'rel': 'self', 'href': href}]
-    links.extend({'rel': relation, 'href': href + suffix}
-                 for relation, suffix in shape.suffixes)
-    body = {'uuid': provider['uuid'], 'name': provider['name'],
-            'generation': provider['generation'], 'links': links}
-    if shape.with_tree:
-        body['parent_provider_uuid'] = provider['parent_provider_uuid']
-        body['root_provider_uuid'] = provider['root_provider_uuid']
-    return body
-
-
 def serializer(req):
     """A function giving a provider's body for this request."""
-    return functools.partial(shaped, shape_of(req))
+    return functools.partial(listing.shaped, shape_of(req))
 
 
 def serialize(req, provider):
@@ -82,23 +59,6 @@ def _list_filters(req):
     if 'resources' in query:
         filters.resources = query_params.resources(query.get('resources'))
     return filters
-
-
-def listing_body(state, filters, shape):
-    """(the listing's body as pieces of JSON, when the latest of its
-    providers changed) from ``state``; (None, None) when the listing is
-    left to SQL (``listing.matching``)."""
-    providers = listing.matching(state, filters)
-    if providers is None:
-        return None, None
-    changed = base.latest(provider.changed_at for provider in providers)
-    # Encoded a batch at a time: 100,000 providers' bodies are 74 MB of
-    # JSON, and three times that as Python objects.
-    body = [b'{"resource_providers":']
-    body += json_pieces.json_array(map(
-        functools.partial(shaped, shape), listing.fields(state, providers)))
-    body.append(b'}')
-    return body, changed
 
 
 class ResourceProviders(base.Resource):
@@ -131,7 +91,7 @@ class ResourceProviders(base.Resource):
         """The listing from the in-memory state (``candidates.listing``);
         False, nothing sent, when that is left to SQL."""
         body, changed = snapshot.answer(
-            req.context.db, listing_body, filters, shape_of(req))
+            req.context.db, listing.listing_body, filters, shape_of(req))
         if body is None:
             return False
         json_pieces.send_json_pieces(req, resp, body)

@@ -11,8 +11,11 @@ names as ``marker``: never one answer with every provider.
 
 import bisect
 import dataclasses
+import typing
 
+from placement.candidates import filters
 from placement.state import queries
+from placement.state import questions
 
 
 class UnknownMarker(ValueError):
@@ -125,3 +128,33 @@ def described(state, provider):
         'over_capacity': [name for name, record in inventory.items()
                           if record['used'] > record['capacity']],
     }
+
+
+class Asked(typing.NamedTuple):
+    """A providers query, parsed (by the handler) with its traits and
+    classes still named (resolved on the state: ``page_body``)."""
+    wanted: Wanted
+    required: tuple
+    forbidden: frozenset
+    free: tuple
+
+
+@questions.question
+def page_body(state, asked):
+    """The body of the page of providers ``asked`` for, its names
+    resolved in ``state`` (filters.UnknownTrait or UnknownResourceClass
+    for one it does not know)."""
+    traits = filters.trait_ids(
+        state, {name for names in asked.required for name in names}
+        | asked.forbidden)
+    classes = filters.class_ids(state, [name for name, _ in asked.free])
+    wanted = dataclasses.replace(
+        asked.wanted,
+        required=tuple(frozenset(traits[name] for name in names)
+                       for names in asked.required),
+        forbidden=frozenset(traits[name] for name in asked.forbidden),
+        free=tuple((classes[name], amount) for name, amount in asked.free))
+    chosen, total, following = page(state, wanted)
+    return {'resource_providers': [described(state, provider)
+                                   for provider in chosen],
+            'total': total, 'next_marker': following}

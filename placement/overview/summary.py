@@ -14,6 +14,8 @@ once, times the number of providers holding it: at 10,000 alike compute
 nodes that is a handful of sums, not 30,000.
 """
 
+from placement.state import questions
+
 
 def _bin(free):
     """The histogram bin of ``free`` units: 0 for none (or less), then
@@ -31,6 +33,7 @@ def bins(counts):
             for index in range(top + 1)]
 
 
+@questions.question
 def summary(state):
     """The JSON-ready body of ``GET /overview``."""
     shared = {}     # id of an inventory dict -> [dict, providers with it]

@@ -14,6 +14,7 @@ records), largest holding first, at most ``consumer_limit`` of them.
 import collections
 
 from placement.overview import pages
+from placement.state import questions
 from placement.storage import audit as storage
 
 
@@ -124,3 +125,12 @@ def consumers(db, pairs, names, limit):
                               amounts[uuid].items())},
         })
     return found, len(amounts)
+
+
+@questions.question
+def tree_of(state, uuid):
+    """``tree``'s (body, pairs, names) for the provider ``uuid``;
+    None when there is none."""
+    if provider_ids(state, uuid) is None:
+        return None
+    return tree(state, uuid)

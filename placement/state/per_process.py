@@ -64,6 +64,18 @@ class PerDatabase:
                 found = objects.by_database[db] = self._make(db)
             return found
 
+    def holds(self, db):
+        """Whether this process has made its object for ``db``."""
+        return db in self._objects.by_database and (
+            self._objects.pid == os.getpid())
+
+    def forget(self, db):
+        """Drop this process's object for ``db`` (made again when next
+        asked for)."""
+        objects = self._objects
+        with objects.lock:
+            objects.by_database.pop(db, None)
+
     def _after_fork(self):
         """In a child, before it has a second thread: its own objects."""
         self._fork_lock = threading.Lock()

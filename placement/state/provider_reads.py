@@ -14,6 +14,7 @@ collation compares (case-insensitively on MySQL).  Each read below is
 the pair, state then SQL, written once for every handler.
 """
 
+from placement.state import questions
 from placement.state import snapshot
 from placement.storage import aggregates as aggregate_storage
 from placement.storage import providers_core
@@ -21,31 +22,38 @@ from placement.storage import traits as trait_storage
 from placement.storage import usages as usage_storage
 
 
-def _answered(db, uuid, from_state, from_sql):
-    """``from_state(state, provider)`` on the fresh state of ``db``, or,
-    when the state has no provider ``uuid``, ``from_sql(conn, uuid)``."""
-    known, answer = snapshot.answer(db, _in_state, uuid, from_state)
+def _answered(db, uuid, question, from_sql):
+    """``question(state, uuid)``'s answer from the fresh state of ``db``,
+    or, when the state has no provider ``uuid``, ``from_sql(conn,
+    uuid)``."""
+    known, answer = snapshot.answer(db, question, uuid)
     if known:
         return answer
     return db.read(from_sql, uuid)
 
 
-def _in_state(state, uuid, from_state):
-    """(True, ``from_state(state, provider)``), or (False, None) when
-    the state has no provider ``uuid``."""
-    provider = state.provider_by_uuid(uuid)
-    if provider is None:
-        return False, None
-    return True, from_state(state, provider)
+def _known(from_state):
+    """A question of the state from ``from_state(state, provider)``:
+    (True, its answer), or (False, None) when the state has no provider
+    of the uuid asked about."""
+    def question(state, uuid):
+        provider = state.provider_by_uuid(uuid)
+        if provider is None:
+            return False, None
+        return True, from_state(state, provider)
+    question.__name__ = question.__qualname__ = from_state.__name__
+    question.__doc__ = from_state.__doc__
+    return questions.question(question)
 
 
 def usages(db, uuid):
     """(generation, {class name: amount used}) for every class the
     provider ``uuid`` has inventory of."""
-    return _answered(db, uuid, _usages_in_state, _usages_in_sql)
+    return _answered(db, uuid, usages_in_state, _usages_in_sql)
 
 
-def _usages_in_state(state, provider):
+@_known
+def usages_in_state(state, provider):
     return provider.generation, {
         state.class_name(class_id): record.used
         for class_id, record in sorted(provider.inventory.items())}
@@ -60,10 +68,11 @@ def _usages_in_sql(conn, uuid):
 def traits(db, uuid):
     """(generation, trait names in id order, the newest trait's change
     time or None) of the provider ``uuid``."""
-    return _answered(db, uuid, _traits_in_state, _traits_in_sql)
+    return _answered(db, uuid, traits_in_state, _traits_in_sql)
 
 
-def _traits_in_state(state, provider):
+@_known
+def traits_in_state(state, provider):
     ids = sorted(provider.traits)
     changed = [state.trait_changed_at(id_) for id_ in ids
                if state.trait_changed_at(id_) is not None]
@@ -83,10 +92,11 @@ def _traits_in_sql(conn, uuid):
 def aggregates(db, uuid):
     """(generation, aggregate uuids in id order) of the provider
     ``uuid``."""
-    return _answered(db, uuid, _aggregates_in_state, _aggregates_in_sql)
+    return _answered(db, uuid, aggregates_in_state, _aggregates_in_sql)
 
 
-def _aggregates_in_state(state, provider):
+@_known
+def aggregates_in_state(state, provider):
     return provider.generation, sorted(provider.aggregates,
                                        key=state.aggregate_id)
 

@@ -25,12 +25,15 @@ import logging
 import threading
 import weakref
 
+from placement import metrics
 from placement import version
 from placement.state import catch_up
 from placement.state import per_process
 from placement.state import providers
+from placement.state import questions
 from placement.state import registration
 from placement.state import shared
+from placement.state import wire
 
 LOG = logging.getLogger(__name__)
 
@@ -83,15 +86,18 @@ class Snapshot:
             return False, 0
         return db.read(refresh, self.state)
 
-    def warm(self, when='at start'):
+    def warm(self, when='at start', strict=False):
         """Read the state now and work out its lookups (a worker
         starting, or a parent about to fork one that then shares them),
         so that no request waits for either; a failure, logged as not
-        read ``when``, leaves that to the first request."""
+        read ``when``, leaves that to the first request (``strict``:
+        raised)."""
         try:
             with self.fresh() as state:
                 state.work_out_lookups()
         except Exception as error:  # noqa: BLE001 - only a head start
+            if strict:
+                raise
             LOG.warning('Allocation-candidate state not read %s: %s',
                         when, error)
 
@@ -110,14 +116,14 @@ class Snapshot:
         return child
 
 
-def serving(db):
+def serving(db, strict=False):
     """The Snapshot of ``db`` for a process about to serve (or to fork
-    the workers that will): read now, and what it read put beyond the
-    cyclic garbage collector (``keep_out_of_gc``), now and after each
-    large read."""
+    the workers that will): read now (``warm``), and what it read put
+    beyond the cyclic garbage collector (``keep_out_of_gc``), now and
+    after each large read."""
     kept = of(db)
     kept.after_large_read = keep_out_of_gc
-    kept.warm()
+    kept.warm(strict=strict)
     keep_out_of_gc()
     return kept
 
@@ -155,20 +161,53 @@ _snapshots = per_process.PerDatabase(Snapshot, Snapshot.inherited)
 
 def answer(db, fn, *args):
     """``fn(state, *args)`` on the fresh state of ``db``: this process's
-    own, or, where the workers of a host share one state process
-    (``shared``), that process's.  ``fn`` is a module-level function;
-    its arguments and result are plain values, never the state's own
-    objects, so that either way gives the same."""
+    own, or, where the workers of a host share state readers
+    (``shared``), a reader's.  ``fn`` is a registered question
+    (``questions``); its arguments and result are plain values, never
+    the state's own objects, so that either way gives the same.  When no
+    reader starts on it in time, this process answers from a state of
+    its own (read then, dropped once the readers answer again)."""
+    name = questions.checked(fn)
     client = shared.client_of(db)
     if client is not None:
-        return client.call(fn, args)
+        try:
+            result = client.call(name, args)
+        except shared.Unreachable as why:
+            _fell_back(why)
+        else:
+            if _snapshots.holds(db):
+                _snapshots.forget(db)
+            return result
     return answer_here(db, fn, args)
 
 
+_fallbacks_logged = set()
+
+
+def _fell_back(why):
+    """Say once per reason, and count each time, that a worker answers
+    from its own state."""
+    metrics.count_state_fallback(why.reason)
+    if why.reason not in _fallbacks_logged:
+        _fallbacks_logged.add(why.reason)
+        LOG.warning('Answering from this worker\'s own state (said once '
+                    'per reason): %s', why)
+
+
 def answer_here(db, fn, args):
-    """``fn(state, *args)`` on this process's fresh state of ``db``."""
-    with of(db).fresh() as state:
-        return fn(state, *args)
+    """``fn(state, *args)`` on this process's fresh state of ``db``;
+    under the tests, its arguments, result and error crossed through
+    the wire format (``questions.CROSS_THE_WIRE``)."""
+    if not questions.CROSS_THE_WIRE:
+        with of(db).fresh() as state:
+            return fn(state, *args)
+    args = wire.round_trip(args)
+    try:
+        with of(db).fresh() as state:
+            result = fn(state, *args)
+    except Exception as error:
+        raise wire.round_trip(error) from error
+    return wire.round_trip(result)
 
 
 def of(db):

@@ -3,14 +3,15 @@ through between writes.
 
 ``placement-api`` (two workers forked from a parent that holds the
 state), kolla-ansible's ``uwsgi.ini`` (``lazy-apps``: two workers that
-ask the host's state process), or the same without ``lazy-apps`` (the
+ask the host's state readers), or the same without ``lazy-apps`` (the
 master loads the application and forks from C, with no Python fork
 hook).  ``fork`` kills a worker with SIGKILL and
 waits for the server to start another (placement-api forks it from its
 parent's state, brought up to date first; uwsgi loads the application
 again); ``restart`` stops the whole server and starts it again on the
-same database; ``kill_state_process`` (uwsgi) kills the state process,
-which the next question starts again.
+same database; under ``lazy-apps``, ``kill_keeper`` kills the state
+keeper (its readers go on answering and start another) and
+``kill_reader`` one of its readers (the keeper forks another).
 """
 
 import contextlib
@@ -68,12 +69,14 @@ class Live:
     def events(self):
         """The faults this server can go through."""
         if self.kind == 'uwsgi':
-            return ('fork', 'restart', 'state process killed')
+            return ('fork', 'restart', 'state keeper killed',
+                    'state reader killed')
         return ('fork', 'restart')
 
     def undergo(self, event):
         {'fork': self.fork, 'restart': self.restart,
-         'state process killed': self.kill_state_process}[event]()
+         'state keeper killed': self.kill_keeper,
+         'state reader killed': self.kill_reader}[event]()
 
     def fork(self):
         """A worker killed, and another in its place."""
@@ -81,9 +84,20 @@ class Live:
         os.kill(workers[0], signal.SIGKILL)
         self._wait_for_workers(gone=workers[0])
 
-    def kill_state_process(self):
-        for pid in self._state_processes():
-            os.kill(pid, signal.SIGKILL)
+    def kill_keeper(self):
+        """The state keeper killed (its readers go on, and start
+        another)."""
+        found = self._state_processes()
+        for pid in found:
+            if processes.parent_of(pid) not in found:
+                os.kill(pid, signal.SIGKILL)
+
+    def kill_reader(self):
+        """A state reader killed (its keeper forks another)."""
+        found = self._state_processes()
+        readers = [pid for pid in found if processes.parent_of(pid) in found]
+        if readers:
+            os.kill(readers[0], signal.SIGKILL)
 
     def _state_processes(self):
         return processes.pids_where(
@@ -92,8 +106,8 @@ class Live:
                 for arg in argv))
 
     def _workers(self):
-        """The server's workers: its children but the state process
-        (and uwsgi's HTTP router, which serves no request)."""
+        """The server's workers: its children but uwsgi's HTTP router,
+        which serves no request (the state keeper is no child of it)."""
         found = [pid for pid in processes.children_of(self._process.pid)
                  if pid not in self._state_processes()]
         if self.kind.startswith('uwsgi'):

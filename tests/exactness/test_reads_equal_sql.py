@@ -1,9 +1,10 @@
 """Every read served from memory equals what SQL says, after any history.
 
 A random sequence of writes goes through the API of a live server
-(``live``: placement-api, or kolla-ansible's uwsgi with its state
-process), with its workers killed and replaced, the whole server
-restarted and (under uwsgi) its state process killed in between.  After
+(``live``: placement-api, kolla-ansible's uwsgi with its state keeper
+and readers, uwsgi loading the application before it forks), with its
+workers killed and replaced, the whole server restarted and (under
+kolla's uwsgi) its state keeper or a reader killed in between.  After
 each write every read the service answers from memory is asked of the
 live server and compared with:
 

@@ -558,6 +558,7 @@ def test_an_answer_encoded_in_batches_and_streamed_is_the_same(
     pieces (so that an answer at 100,000 providers is never whole as
     Python objects, nor copied whole once more): with batches of two
     and everything streamed, the body is the one encoded in one go."""
+    from placement import json_encoding
     from placement.handlers import json_pieces
     for n in range(5):
         world.add('cn%d' % n, VCPU=8, MEMORY_MB=1024)
@@ -567,7 +568,7 @@ def test_an_answer_encoded_in_batches_and_streamed_is_the_same(
     query = 'resources=VCPU:1'
     whole = world.get(query, version)
     assert 'Content-Length' in whole.headers
-    monkeypatch.setattr(json_pieces, 'ENCODE_BATCH', 2)
+    monkeypatch.setattr(json_encoding, 'ENCODE_BATCH', 2)
     monkeypatch.setattr(json_pieces, '_JOINED_AT_MOST', 10)
     batched = world.get(query, version)
     assert batched.json == whole.json

@@ -129,6 +129,7 @@ def test_a_listing_encoded_in_batches_and_streamed_is_the_same(
     """A listing from the state is encoded a batch at a time, and a large
     one sent in pieces: with batches of two and everything streamed, the
     body is the one encoded in one go."""
+    from placement import json_encoding
     from placement.handlers import json_pieces
     for n in range(5):
         rp = new_provider(client, 'rp%d' % n)
@@ -136,7 +137,7 @@ def test_a_listing_encoded_in_batches_and_streamed_is_the_same(
                    json={'resource_provider_generation': 0,
                          'inventories': {'VCPU': {'total': 4}}})
     whole = client.get('/resource_providers' + query)
-    monkeypatch.setattr(json_pieces, 'ENCODE_BATCH', 2)
+    monkeypatch.setattr(json_encoding, 'ENCODE_BATCH', 2)
     monkeypatch.setattr(json_pieces, '_JOINED_AT_MOST', 10)
     batched = client.get('/resource_providers' + query)
     assert len(whole.json['resource_providers']) == 5

@@ -1,47 +1,132 @@
-"""A host's state process (``state.shared``, ``cmd.state_process``): what
-workers that load the application after the fork ask instead of keeping
-a state each.
+"""A host's state keeper and readers (``state.shared``, ``state.reader``,
+``cmd.state_process``): what workers that load the application after the
+fork ask instead of keeping a state each.
 
-Every answer that comes from the state must be the same asked through
-the process as asked of this process's own state, errors included, and
-after a write made elsewhere; the process must refuse, and be refused
-by, another user's process, and exit once no worker is connected.
+Every answer that comes from the state must be the same asked of a
+reader as asked of this process's own state, errors included, and after
+a write made elsewhere.  No process of them is a single point of
+failure: a reader or the keeper stopped or killed costs no question more
+than a second, and no answer; with every reader silent the worker
+answers from a state of its own.  The keeper replaces readers that exit
+or stop beating, a worker replaces a keeper that is gone or silent, and
+all of them exit once no worker is connected, or when the server's
+process group is told to stop.
 """
 
 import os
 import signal
 import socket
-import struct
+import threading
 import time
 import uuid as uuidlib
 
 import pytest
 
+from placement.overview import summary
+from placement.state import questions
 from placement.state import shared
+from placement.state import snapshot
+from placement.state import wire
+from tests import processes
 
 NAMESPACE = uuidlib.UUID('6d0c1f5e-9a57-4b4e-8f0e-3c2b1a0d9e88')
 PROJECT = str(uuidlib.uuid5(NAMESPACE, 'project'))
 USER = str(uuidlib.uuid5(NAMESPACE, 'user'))
 AGGREGATE = str(uuidlib.uuid5(NAMESPACE, 'aggregate'))
+CANDIDATES = '/allocation_candidates?resources=VCPU:1'
 
 
 def _uuid(name):
     return str(uuidlib.uuid5(NAMESPACE, name))
 
 
-@pytest.fixture
-def state_process(db, config_file):
-    """A Client of a state process started (as a worker starts it) on
-    the test's database, this thread connected to it; this process's own
-    state answers until a test says otherwise."""
+def _start_keeper(config_file, idle_seconds=2):
     client = shared.Client('placement-state-test-%s' % uuidlib.uuid4().hex,
-                           ['--config-file', config_file,
-                            '--idle-seconds', '1'])
-    # Held until the test ends (idle for its 1 s, the process exits).
-    client.connected()
+                           ['--config-file', config_file, '--idle-seconds',
+                            str(idle_seconds)], readers=2)
+    assert client.ready(60)
+    return client
+
+
+@pytest.fixture
+def keeper(db, config_file, monkeypatch):
+    """A Client of a keeper started (as a worker starts it) on the
+    test's database, its two readers answering; this process's own
+    state answers until a test says otherwise, and a fallback to it
+    fails the test unless the test says it expects one."""
+    client = _start_keeper(config_file)
+    fell_back = []
+    monkeypatch.setattr(snapshot, '_fell_back', fell_back.append)
+    client.fell_back = fell_back
     yield client
     shared.answer_through(db, None)
     client.close()
+    for pid in _processes(client.name):
+        _signal(pid, signal.SIGCONT)
+        _signal(pid, signal.SIGKILL)
+    assert _gone(_processes(client.name), within=5)
+
+
+def _processes(name):
+    """The keeper ``name`` and its readers (forks of it)."""
+    return processes.pids_where(lambda argv: name.encode() in argv)
+
+
+def _pid_at(name):
+    """The pid of the process listening on ``name``, or None."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        try:
+            sock.connect(wire.address(name))
+        except (ConnectionRefusedError, FileNotFoundError):
+            return None
+        return wire.peer(sock)[0]
+
+
+def _reader(client, slot):
+    """The pid of the reader in ``slot`` (as it says: the credentials of
+    its socket are the keeper's, which listened on it before the fork),
+    or None."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        try:
+            sock.connect(wire.address(wire.slot_name(client.name, slot)))
+            sock.settimeout(2)
+            wire.send(sock, ('ping',))
+            if sock.recv(1) != wire.ANSWER:
+                return None
+            return wire.receive(sock)[1]
+        except (OSError, EOFError):
+            return None
+
+
+def _signal(pid, number):
+    try:
+        os.kill(pid, number)
+    except ProcessLookupError:
+        pass
+
+
+def _gone(pids, within):
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not any(_alive(pid) for pid in pids):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _alive(pid):
+    try:
+        with open('/proc/%d/stat' % pid) as handle:
+            return not handle.read().rsplit(')', 1)[1].split()[0] == 'Z'
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def _until(condition, within, what):
+    deadline = time.monotonic() + within
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
 
 
 def _world(client):
@@ -129,86 +214,197 @@ def _asked(client, method, path, body):
     return answer.status_int, body
 
 
-def _both(client, db, state_process, method, path, body):
-    """(this process's answer, the state process's) to one request."""
-    here = _asked(client, method, path, body)
-    shared.answer_through(db, state_process)
-    try:
-        there = _asked(client, method, path, body)
-    finally:
-        shared.answer_through(db, None)
-    return here, there
+def _timed(client, path=CANDIDATES):
+    """(seconds, status, number of candidates) of one request."""
+    began = time.monotonic()
+    answer = client.get(path, status='*')
+    return (time.monotonic() - began, answer.status_int,
+            len(answer.json.get('allocation_requests', ())))
 
 
-def test_every_answer_through_the_state_process_is_this_process_s(
-        client, db, state_process):
+def test_every_answer_through_a_reader_is_this_process_s(
+        client, db, keeper):
     _world(client)
     statuses = set()
     for method, path, body in _reads():
-        here, there = _both(client, db, state_process, method, path, body)
+        here = _asked(client, method, path, body)
+        shared.answer_through(db, keeper)
+        try:
+            there = _asked(client, method, path, body)
+        finally:
+            shared.answer_through(db, None)
         assert there == here, path
         statuses.add(here[0])
     # The reads cover answers and the errors decided on the state.
     assert statuses == {200, 400, 404}
+    assert keeper.fell_back == []
 
 
 def test_a_write_made_elsewhere_is_in_the_next_answer(
-        client, db, state_process):
+        client, db, keeper):
     _world(client)
-    shared.answer_through(db, state_process)
+    shared.answer_through(db, keeper)
     path = '/allocation_candidates?resources=VCPU:5'
     assert len(client.get(path).json['allocation_requests']) == 1
-    # This process writes; the state process reads what the log says.
+    # This process writes; the readers read what the log says.
     client.put('/resource_providers/%s/inventories/VCPU' % _uuid('cn2'),
                json={'resource_provider_generation': 2, 'total': 6})
     assert len(client.get(path).json['allocation_requests']) == 2
-    shared.answer_through(db, None)
+    assert keeper.fell_back == []
 
 
-def _peer_pid(sock):
-    pid, _uid, _gid = struct.unpack('3i', sock.getsockopt(
-        socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize('3i')))
-    return pid
-
-
-def _gone(pid, within):
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        # A zombie until init (or a subreaper) reaps it.
-        try:
-            with open('/proc/%d/stat' % pid) as handle:
-                if handle.read().split(') ')[1].startswith('Z'):
-                    return True
-        except FileNotFoundError:
-            return True
-        time.sleep(0.1)
-    return False
-
-
-def test_one_process_per_name_and_it_exits_when_no_worker_is_connected(
-        state_process):
-    first = state_process.connect(start=False)
-    pid = _peer_pid(first)
+def test_one_keeper_per_name_its_readers_its_children_all_gone_when_idle(
+        keeper):
+    keeper_pid = _pid_at(keeper.name)
+    readers = [_reader(keeper, slot) for slot in range(2)]
+    assert all(processes.parent_of(pid) == keeper_pid for pid in readers)
     # A second start with the name held goes away; the first stays.
-    other = shared.Client(state_process.name, state_process._argv)
-    other._start()
-    second = state_process.connect(start=False)
-    assert _peer_pid(second) == pid
-    second.close()
-    assert not _gone(pid, within=2.5)
-    first.close()
-    state_process.close()
-    assert _gone(pid, within=5)
-    with pytest.raises(shared.Unreachable):
-        state_process.connect(start=False)
+    keeper._start()
+    time.sleep(3)
+    assert _pid_at(keeper.name) == keeper_pid
+    assert sorted(_processes(keeper.name)) == sorted([keeper_pid] + readers)
+    # No worker connected: all of them exit (--idle-seconds 2).
+    keeper.close()
+    assert _gone([keeper_pid] + readers, within=10)
+
+
+def test_a_stopped_reader_costs_no_question_a_second_and_is_replaced(
+        client, db, keeper):
+    _world(client)
+    shared.answer_through(db, keeper)
+    stopped = _reader(keeper, 0)    # this worker's own reader
+    os.kill(stopped, signal.SIGSTOP)
+    try:
+        timings = [_timed(client) for _ in range(20)]
+        assert all(seconds < 1 for seconds, _, _ in timings), timings
+        assert {(status, count) for _, status, count in timings} == {
+            (200, 3)}
+        # The keeper kills a reader that stopped beating, and forks
+        # another into its slot.
+        _until(lambda: _reader(keeper, 0) not in (None, stopped), 10,
+               'the stopped reader was not replaced')
+    finally:
+        _signal(stopped, signal.SIGCONT)
+    assert not _alive(stopped)
+    assert keeper.fell_back == []
+
+
+def test_the_keeper_stopped_or_killed_costs_nothing_and_is_replaced(
+        client, db, keeper):
+    _world(client)
+    shared.answer_through(db, keeper)
+    first = _pid_at(keeper.name)
+    os.kill(first, signal.SIGSTOP)
+    try:
+        timings = [_timed(client) for _ in range(10)]
+    finally:
+        os.kill(first, signal.SIGCONT)
+    os.kill(first, signal.SIGKILL)
+    timings += [_timed(client) for _ in range(10)]
+    assert all(seconds < 1 and status == 200 and count == 3
+               for seconds, status, count in timings), timings
+    # Its readers go on; one gone, the worker starts a keeper, which
+    # takes both slots back once it has read the state.
+    orphans = [_reader(keeper, slot) for slot in range(2)]
+    os.kill(orphans[1], signal.SIGKILL)
+
+    def taken_back():
+        timings.append(_timed(client))
+        second = _pid_at(keeper.name)
+        readers = [_reader(keeper, slot) for slot in range(2)]
+        return second not in (None, first) and None not in readers and all(
+            processes.parent_of(pid) == second for pid in readers)
+    _until(taken_back, 30, 'the new keeper did not take the slots back')
+    assert all(seconds < 1 and status == 200 and count == 3
+               for seconds, status, count in timings), timings
+    assert _gone(orphans, within=5)
+    assert keeper.fell_back == []
+
+
+def test_every_reader_silent_the_worker_answers_from_its_own_state(
+        client, db, keeper):
+    _world(client)
+    shared.answer_through(db, keeper)
+    assert _timed(client)[1:] == (200, 3)
+    readers = [_reader(keeper, slot) for slot in range(2)]
+    for pid in readers:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        timings = [_timed(client) for _ in range(5)]
+    finally:
+        for pid in readers:
+            os.kill(pid, signal.SIGCONT)
+    # The first waits for its deadline; the next ones skip the silent
+    # readers; every answer is exact.
+    assert timings[0][0] < shared.DEADLINE + 0.5, timings
+    assert all(seconds < 0.5 for seconds, _, _ in timings[1:]), timings
+    assert {(status, count) for _, status, count in timings} == {(200, 3)}
+    assert [why.reason for why in keeper.fell_back] == ['unanswered'] * 5
+    assert snapshot._snapshots.holds(db)
+    # The readers (or those the keeper forked in their place) answer
+    # again, and the worker lets its own state go.
+    def readers_answer():
+        keeper.fell_back.clear()
+        client.get(CANDIDATES)
+        return not keeper.fell_back
+    _until(readers_answer, 15, 'the readers did not answer again')
+    assert not snapshot._snapshots.holds(db)
+
+
+def test_searches_run_in_every_reader(client, keeper):
+    """A worker asks its own reader first, and another when that one is
+    busy: four workers asking at once keep both readers working."""
+    _world(client)
+    readers = [_reader(keeper, slot) for slot in range(2)]
+    before = [_cpu_seconds(pid) for pid in readers]
+    name = questions.name_of(summary.summary)
+
+    def worker():
+        own = shared.Client(keeper.name, [], readers=2)
+        deadline = time.monotonic() + 1.5
+        while time.monotonic() < deadline:
+            assert own.call(name, ())['providers'] == 4
+        return 'asked'
+
+    children = [_forked(worker) for _ in range(4)]
+    assert [_answer_of(*child) for child in children] == ['ok:asked'] * 4
+    used = [_cpu_seconds(pid) - seconds
+            for pid, seconds in zip(readers, before)]
+    assert all(seconds > 0.2 for seconds in used), used
+
+
+def _forked(work):
+    """(pid, pipe) of a child running ``work()``."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        try:
+            signal.alarm(20)
+            answer = 'ok:%s' % (work(),)
+        except BaseException as error:  # noqa: BLE001 - reported to parent
+            answer = 'error:%r' % (error,)
+        os.write(write_end, answer.encode())
+        os._exit(0)
+    os.close(write_end)
+    return pid, read_end
+
+
+def _answer_of(pid, read_end):
+    with os.fdopen(read_end, 'rb') as pipe:
+        answer = pipe.read().decode()
+    os.waitpid(pid, 0)
+    return answer
+
+
+def _cpu_seconds(pid):
+    with open('/proc/%d/stat' % pid) as handle:
+        fields = handle.read().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
 
 
 @pytest.mark.parametrize('number', [signal.SIGTERM, signal.SIGHUP])
-def test_what_stops_the_server_stops_it(db, config_file, number):
+def test_what_stops_the_server_stops_them(db, config_file, number):
     """uwsgi's workers ignore SIGTERM and SIGHUP, and a program one of
     them starts inherits that: the state process lived on after the
     server's whole group was sent SIGTERM (a service manager's stop), and
@@ -216,19 +412,15 @@ def test_what_stops_the_server_stops_it(db, config_file, number):
     ignored = {sig: signal.signal(sig, signal.SIG_IGN)
                for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
-        client = shared.Client(
-            'placement-state-test-%s' % uuidlib.uuid4().hex,
-            ['--config-file', config_file, '--idle-seconds', '60'])
-        sock = client.connect(start=True)
+        client = _start_keeper(config_file, idle_seconds=60)
     finally:
         for sig, handler in ignored.items():
             signal.signal(sig, handler)
-    pid = _peer_pid(sock)
-    os.kill(pid, number)
-    try:
-        assert _gone(pid, within=3)
-    finally:
-        sock.close()
+    found = _processes(client.name)
+    assert len(found) == 3
+    for pid in found:
+        os.kill(pid, number)
+    assert _gone(found, within=3)
 
 
 def _as_nobody(action):
@@ -246,17 +438,19 @@ def _as_nobody(action):
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason='needs root to be another user')
-def test_another_user_s_process_is_refused_either_way(state_process):
-    # Our state process answers nobody of another user.
+def test_another_user_s_process_is_refused_either_way(keeper):
+    # Our readers and keeper answer nobody of another user.
     def asks_ours():
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.connect(shared.address(state_process.name))
-        shared.send(sock, (len, ([],)))
-        try:
-            shared.receive(sock)
-        except (EOFError, OSError):
-            return True
-        return False
+        for name in (keeper.name, wire.slot_name(keeper.name, 0)):
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.connect(wire.address(name))
+            try:
+                wire.send(sock, ('ping',))
+                if sock.recv(1):
+                    return False
+            except OSError:
+                pass
+        return True
     assert _as_nobody(asks_ours) == 0
 
     # A name another user holds is never asked.
@@ -267,7 +461,7 @@ def test_another_user_s_process_is_refused_either_way(state_process):
         os.setgid(65534)
         os.setuid(65534)
         squatter = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        squatter.bind(shared.address(name))
+        squatter.bind(wire.address(wire.slot_name(name, 0)))
         squatter.listen(1)
         os.write(write, b'x')
         time.sleep(30)
@@ -275,7 +469,7 @@ def test_another_user_s_process_is_refused_either_way(state_process):
     try:
         os.read(read, 1)
         with pytest.raises(shared.Unreachable, match='another user'):
-            shared.Client(name, []).connect(start=False)
+            shared.Client(name, [], readers=2).call('anything', ())
     finally:
         os.kill(pid, 9)
         os.waitpid(pid, 0)

@@ -142,15 +142,21 @@ def _state_processes(directory):
 
 def test_workers_that_load_the_application_share_one_state(served):
     """uwsgi's lazy-apps and mod_wsgi load the application in each
-    worker: one state process answers them all (one state per host).
-    Servers that load it before they fork share the parent's."""
+    worker: one keeper holds the host's state and its readers (its
+    forks, two at least) answer them all.  Servers that load it before
+    they fork share the parent's."""
     kind, port, log_path = served
     # Every worker has loaded the application (mod_wsgi loads it at a
     # daemon's first request).
     _batch(kind, port, BATCHES)
     found = _state_processes(log_path.parent)
     if kind in ('uwsgi', 'mod_wsgi'):
-        assert len(found) == 1, found
+        keepers = [pid for pid in found
+                   if processes.parent_of(pid) not in found]
+        assert len(keepers) == 1, found
+        assert sorted(processes.children_of(keepers[0])) == sorted(
+            set(found) - set(keepers))
+        assert len(found) >= 3, found
     else:
         assert found == []
 

@@ -1,24 +1,26 @@
-"""Large JSON bodies encoded a batch at a time and sent in pieces
+"""Large JSON bodies encoded a batch at a time
+(``placement.json_encoding``) and sent in pieces
 (``placement.handlers.json_pieces``)."""
 
 import json
 
 import pytest
 
+from placement import json_encoding
 from placement.handlers import json_pieces
 
 
 @pytest.fixture(autouse=True)
 def batches_of_two(monkeypatch):
-    monkeypatch.setattr(json_pieces, 'ENCODE_BATCH', 2)
+    monkeypatch.setattr(json_encoding, 'ENCODE_BATCH', 2)
 
 
 @pytest.mark.parametrize('count', [0, 1, 2, 3, 7])
 def test_an_array_and_an_object_in_batches_are_the_whole(count):
     items = [{'n': n, 'big': 2 ** 70 if n == 1 else n} for n in range(count)]
-    assert json.loads(b''.join(json_pieces.json_array(iter(items)))) == items
+    assert json.loads(b''.join(json_encoding.json_array(iter(items)))) == items
     pairs = {str(n): item for n, item in enumerate(items)}
-    assert json.loads(b''.join(json_pieces.json_object(pairs.items()))) == pairs
+    assert json.loads(b''.join(json_encoding.json_object(pairs.items()))) == pairs
 
 
 def test_items_are_consumed_a_batch_at_a_time():
@@ -31,13 +33,13 @@ def test_items_are_consumed_a_batch_at_a_time():
             made.append(n)
             yield {'n': n, 'made_before_me': len(made)}
 
-    body = json.loads(b''.join(json_pieces.json_array(items())))
+    body = json.loads(b''.join(json_encoding.json_array(items())))
     assert [item['made_before_me'] for item in body] == [1, 2, 3, 4, 5]
 
 
 @pytest.mark.parametrize('size', [1, 5, 64])
 def test_chunks_are_bytes_of_the_size_asked_and_the_same_body(size):
-    pieces = json_pieces.json_array({'n': n} for n in range(9))
+    pieces = json_encoding.json_array({'n': n} for n in range(9))
     whole = b''.join(pieces)
     chunks = list(json_pieces._chunks(list(pieces), size))
     assert all(type(chunk) is bytes for chunk in chunks)

@@ -5,6 +5,7 @@ import types
 
 from gunicorn import config
 
+from placement import allocator
 from placement.cmd import worker
 
 
@@ -30,7 +31,7 @@ def test_a_worker_past_its_memory_limit_stops_at_its_next_check(
     clock = [100.0]
     own = [10 * 2 ** 20]
     monkeypatch.setattr(worker.time, 'monotonic', lambda: clock[0])
-    monkeypatch.setattr(worker, 'own_memory', lambda: own[0])
+    monkeypatch.setattr(allocator, 'own_memory', lambda: own[0])
     subject = worker.Worker.__new__(worker.Worker)
     subject.limits = worker.Limits(1, 1, 1, 1, own_memory=64 * 2 ** 20)
     subject.tmp = types.SimpleNamespace(notify=lambda: None)
