@@ -60,6 +60,7 @@ import harness  # noqa: E402
 import worker_memory  # noqa: E402
 
 from tests import pg_cluster  # noqa: E402
+from tests import processes  # noqa: E402
 from tests import wsgi_servers  # noqa: E402
 
 NAMESPACE = uuidlib.UUID('0b3a51a1-52b4-4ef4-8e6d-1f0a0c9d2e77')
@@ -110,7 +111,12 @@ def start(kind, directory, url, workers, max_worker_memory=None):
 
 
 def workers_of(server):
-    return sorted(pid for pid in server.pids() if pid != server.proc.pid)
+    """The server's workers: every process of its session but the master
+    and the state keeper and readers (under ``lazy-apps``)."""
+    state = set(processes.pids_where(
+        lambda argv: b'placement.cmd.state_process' in argv))
+    return sorted(pid for pid in server.pids()
+                  if pid != server.proc.pid and pid not in state)
 
 
 def nova_query(providers):

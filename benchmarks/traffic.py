@@ -925,6 +925,9 @@ def parse_args(argv):
                         help='conductor/API reads per node-minute, split '
                              '2:1:1 over GET /allocations/{consumer}, GET '
                              '/usages and GET .../usages (default 2)')
+    parser.add_argument('--workers', type=int, default=harness.WORKERS,
+                        help='workers of each server (default %d)'
+                        % harness.WORKERS)
     parser.add_argument('--processes', type=int, default=2,
                         help='load processes, each standing in for its '
                              'share of the nodes (default 2)')
@@ -952,8 +955,8 @@ def parse_args(argv):
                              'shape (PostgreSQL only)'
                              % os.path.join(harness.CACHE, 'traffic'))
     args = parser.parse_args(argv)
-    for name in ('nodes', 'servers_per_node', 'processes', 'threads',
-                 'rounds', 'alone_threads'):
+    for name in ('nodes', 'servers_per_node', 'workers', 'processes',
+                 'threads', 'rounds', 'alone_threads'):
         if getattr(args, name) < 1:
             parser.error('--%s must be at least 1' % name.replace('_', '-'))
     if args.nodes < 4 * args.processes * args.threads:
@@ -971,7 +974,8 @@ def run(args):
     dumps = dump_paths(args) if args.keep_data else {}
     shape = (args.nodes, args.servers_per_node, args.api_reads)
     with KeptStack({'bench_%s' % name: path for name, path in dumps.items()},
-                   backend=args.backend, exited_backends=True,
+                   workers=args.workers, backend=args.backend,
+                   exited_backends=True,
                    wsgi_server=args.wsgi_server) as stack, \
             Loads(args.processes) as loads:
         loaded = load_cloud(stack, args, dumps)

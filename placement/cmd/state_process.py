@@ -62,8 +62,11 @@ CLI_OPTS = [
                help='Exit once no worker has been connected this long.'),
 ]
 
-# How often the keeper looks at its readers and the change log.
+# How often the keeper looks at its readers.
 _TICK = 0.1
+# How often it brings its own state up to the change log (a reader it
+# forks catches up the rest itself).
+_REFRESH_EVERY = 1.0
 # How long a reader from an earlier keeper is given to give its slot up.
 _RETIRE_SECONDS = 5
 # How long the keeper waits between two failed reads of the state.
@@ -105,10 +108,13 @@ class Keeper:
         threading.Thread(target=self._answer_pings, daemon=True).start()
         self._read_state()
         self._busy_at = time.monotonic()
+        refreshed = time.monotonic()
         while not self._idle():
             self._reap()
             self._replace_stuck()
-            self._refresh()
+            if time.monotonic() - refreshed > _REFRESH_EVERY:
+                self._refresh()
+                refreshed = time.monotonic()
             for slot in range(self.board.slots):
                 if slot not in self.children:
                     self._fill(slot)
@@ -133,7 +139,7 @@ class Keeper:
     def _refresh(self):
         """The keeper's state where the log stands, so that a reader
         forked now has little to catch up; a failure is left to the next
-        tick (and to each reader's own catch-up)."""
+        time (and to each reader's own catch-up)."""
         try:
             with snapshot.of(self.db).fresh():
                 pass

@@ -39,11 +39,11 @@ OPTS = [
         'share_state_between_workers', default=True,
         help='When the WSGI server loads the application in each worker '
              'after forking it (uwsgi with lazy-apps, mod_wsgi), keep one '
-             'in-memory state per host, in a state process the workers '
-             'start and ask over a local socket, rather than a copy in '
-             'every worker. placement-api, and servers that load the '
-             'application before they fork, share the parent\'s state '
-             'whatever this says.'),
+             'in-memory state per host, read by a state keeper the workers '
+             'start and shared by the readers it forks, which the workers '
+             'ask over local sockets, rather than a copy in every worker. '
+             'placement-api, and servers that load the application before '
+             'they fork, share the parent\'s state whatever this says.'),
 ]
 
 SERVICE_OPTS = [

@@ -17,11 +17,16 @@ only on those above it (and on ``storage``, which does the SQL).
   lookups everything reads them by (``State``).
 - ``queries``: what the state answers about many providers at once.
 - ``registration``: this process's record among those reading the log.
-- ``shared``: the host's state process that workers loading the
-  application after the fork ask instead of keeping a state each.
+- ``questions``: the questions the state answers, each registered
+  where it is defined; ``wire``: how they and their answers cross a
+  local socket.
+- ``shared``: the host's state readers, which workers loading the
+  application after the fork ask instead of keeping a state each;
+  ``reader``: one of them, forked by the keeper
+  (``cmd/state_process.py``).
 - ``snapshot``: a process's ``State`` of a database, refreshed under a
-  lock before each read (``Snapshot.fresh``); ``answer`` asks it, or the
-  state process.
+  lock before each read (``Snapshot.fresh``); ``answer`` asks it a
+  question, or asks the readers.
 - ``listing`` and ``provider_reads``: ``GET /resource_providers`` and a
   provider's usages, traits and aggregates from the state, else SQL.
 - ``project_usages``: the answers ``GET /usages?project_id=`` gave.

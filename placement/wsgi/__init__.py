@@ -16,7 +16,7 @@ locations (``/etc/placement/placement.conf`` ...); see README.rst.
 
 The candidate state is read when the application is built.  A worker
 that loads it (uwsgi's ``lazy-apps``, mod_wsgi) asks the host's state
-process instead, started by the first such worker
+readers instead, forked by the keeper the first such worker started
 (``state.shared``): one state per host, still warm when a worker
 restarts.  Every entry point may be loaded before the server forks
 its workers (uwsgi without ``lazy-apps``, gunicorn ``--preload``): a
@@ -40,7 +40,7 @@ def init_application():
     db = engine.Database.from_conf(conf)
     application = app.build_app(conf, db)
     if shared.attach(db, conf):
-        # Answers arrive whole from the state process: a large one's
+        # Answers arrive whole from a state reader: a large one's
         # buffers go back to the system once sent.
         allocator.return_large_buffers()
     else:
