@@ -235,9 +235,10 @@ class Keeper:
                     return
                 with self._workers_lock:
                     self._workers += 1
+                incoming = wire.Incoming(sock)
                 try:
                     while True:
-                        wire.receive(sock)
+                        incoming.value()
                         wire.send_answer(sock, True, os.getpid())
                 finally:
                     with self._workers_lock:

@@ -41,8 +41,8 @@ from placement.state import wire
 
 LOG = logging.getLogger(__name__)
 
-# Answers between two looks at the reader's own memory.
-_MEMORY_EVERY = 50
+# Seconds between two looks at the reader's own memory.
+_MEMORY_EVERY = 2.0
 # How long an orphaned reader waits for the keeper it started before it
 # starts another.
 _RELAUNCH_SECONDS = 10
@@ -88,7 +88,7 @@ class Reader:
         self._connections = 0
         self._answering = {}    # socket -> its send lock
         self._idle_since = time.monotonic()
-        self._answered = 0
+        self._memory_checked = time.monotonic()
         self._retiring = False
         self._keeper_name = keeper_name
         self._relaunched_at = -_RELAUNCH_SECONDS
@@ -157,12 +157,13 @@ class Reader:
         with self._lock:
             self._connections += 1
         send_lock = threading.Lock()
+        incoming = wire.Incoming(sock)
         try:
             if wire.peer(sock)[1] != os.getuid():
                 LOG.warning('Refused a connection from another user')
                 return
             while True:
-                message = wire.receive(sock)
+                message = incoming.value()
                 if message[0] == 'ask':
                     self._ask(sock, send_lock, *message[1:])
                 elif message[0] == 'retire':
@@ -189,9 +190,7 @@ class Reader:
                 sock.sendall(wire.BUSY)
             return
         try:
-            with send_lock:
-                # The worker that waited may have left: nothing to do.
-                sock.sendall(wire.STARTED)
+            # Beats (wire.BEAT) from now on, until the answer.
             with self._lock:
                 self._answering[sock] = send_lock
             try:
@@ -211,10 +210,13 @@ class Reader:
 
     def _check_memory(self):
         """Retire once this reader has more memory of its own than its
-        limit (looked at every ``_MEMORY_EVERY`` answers)."""
-        self._answered += 1
-        if not self._memory_limit or self._answered % _MEMORY_EVERY:
+        limit (looked at every ``_MEMORY_EVERY`` seconds at most: the
+        look walks every mapping of the process)."""
+        now = time.monotonic()
+        if not self._memory_limit or now - self._memory_checked < (
+                _MEMORY_EVERY):
             return
+        self._memory_checked = now
         own = allocator.own_memory()
         if own > self._memory_limit:
             LOG.info('State reader %d retires: %d MB of its own',

@@ -194,19 +194,18 @@ class Client:
         reader of ``slot``; a connection it closed since it was last
         used is made again once."""
         for _attempt in (0, 1):
-            sock = self._connection(slot)
-            if sock is None:
+            incoming = self._connection(slot)
+            if incoming is None:
                 return _EMPTY, None
+            sock = incoming.sock
             started = False
             try:
                 wire.send(sock, message)
                 while True:
                     sock.settimeout(_silence(started, deadline))
-                    frame = sock.recv(1)
-                    if not frame:
-                        raise EOFError('the reader closed the connection')
+                    frame = incoming.frame()
                     if frame == wire.ANSWER:
-                        return _ANSWERED, wire.receive(sock)
+                        return _ANSWERED, incoming.value()
                     if frame == wire.BUSY:
                         return _BUSY, None
                     started = True
@@ -224,16 +223,17 @@ class Client:
         return _GONE, None
 
     def _connection(self, slot):
-        """This thread's connection to the reader of ``slot``, made
-        first when it has none; None when no reader holds the slot."""
+        """This thread's connection to the reader of ``slot`` (its
+        ``wire.Incoming``), made first when it has none; None when no
+        reader holds the slot."""
         socks = self._socks()
-        sock = socks.get(slot)
-        if sock is None:
+        incoming = socks.get(slot)
+        if incoming is None:
             sock = _connect(wire.slot_name(self.name, slot))
             if sock is None:
                 return None
-            socks[slot] = sock
-        return sock
+            incoming = socks[slot] = wire.Incoming(sock)
+        return incoming
 
     def _socks(self):
         socks = getattr(self._local, 'socks', None)
@@ -242,9 +242,9 @@ class Client:
         return socks
 
     def _drop(self, slot):
-        sock = self._socks().pop(slot, None)
-        if sock is not None:
-            sock.close()
+        incoming = self._socks().pop(slot, None)
+        if incoming is not None:
+            incoming.sock.close()
 
     def close(self):
         """Close this thread's connections to the readers, and the one
@@ -302,9 +302,10 @@ class Client:
             try:
                 sock.settimeout(timeout)
                 wire.send(sock, ('ping',))
-                if sock.recv(1) != wire.ANSWER:
+                incoming = wire.Incoming(sock)
+                if incoming.frame() != wire.ANSWER:
                     return -pid
-                wire.receive(sock)
+                incoming.value()
             except (socket.timeout, OSError, EOFError):
                 return -pid
             return pid

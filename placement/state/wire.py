@@ -2,15 +2,17 @@
 processes (``shared``, ``reader``, ``cmd.state_process``).
 
 A request is one pickled value: ``('ask', question name, args,
-wait)``, ``('ping',)`` or ``('retire',)``.  A state process answers in frames of
-one byte each, then, for an answer, the pickled ``(ok, value)``:
+wait)``, ``('ping',)`` or ``('retire',)``.  A state process answers in
+frames of one byte each, then, for an answer, the pickled ``(ok,
+value)``:
 
-- ``STARTED``: it has begun on the question (a reader busy with another
-  says ``BUSY`` instead, at once, and the worker asks another, unless
-  it asked to ``wait``: then the reader takes it next);
-- ``BEAT``: it is still working on it, every ``BEAT_SECONDS``: a worker
-  that hears nothing for ``SILENT_SECONDS`` takes the process for stuck
-  (stopped, or dead without closing) and asks another;
+- ``BUSY``: a reader busy with another question says so at once, and
+  the worker asks another, unless it asked to ``wait``: then the reader
+  takes it next;
+- ``BEAT``: it is working on the question, every ``BEAT_SECONDS`` (a
+  usual answer comes before the first): a worker that hears nothing for
+  ``SILENT_SECONDS`` takes the process for stuck (stopped, or dead
+  without closing) and asks another;
 - ``ANSWER``: the pickled ``(True, result)`` or ``(False, exception)``.
 
 A pickle is its length and the number of out-of-band buffers, the pickle
@@ -32,7 +34,6 @@ _LENGTH = struct.Struct('!Q')
 _HEADER = struct.Struct('!QQ')
 _PEER = struct.Struct('3i')
 
-STARTED = b'S'
 BEAT = b'B'
 BUSY = b'N'
 ANSWER = b'A'
@@ -105,28 +106,60 @@ class Unanswerable(Exception):
     """What a state process says of an answer it could not send."""
 
 
-def receive(sock):
-    """The next value sent on ``sock``; EOFError once it is closed."""
-    length, count = _HEADER.unpack(exactly(sock, _HEADER.size))
-    data = exactly(sock, length)
-    buffers = []
-    for _ in range(count):
-        (size,) = _LENGTH.unpack(exactly(sock, _LENGTH.size))
-        buffers.append(exactly(sock, size))
-    return pickle.loads(data, buffers=buffers)
+class Incoming:
+    """What a socket sends, read in as few calls as it comes: a small
+    answer (its frame, header and pickle) is one ``recv``; a large
+    buffer is read straight into its own memory, never copied."""
 
+    _CHUNK = 65536
 
-def exactly(sock, size):
-    """``size`` bytes from ``sock`` (a view); EOFError if it closes
-    first."""
-    view = memoryview(bytearray(size))
-    got = 0
-    while got < size:
-        count = sock.recv_into(view[got:])
-        if not count:
-            raise EOFError('the state process closed the connection')
-        got += count
-    return view
+    def __init__(self, sock):
+        self.sock = sock
+        self._buffer = b''
+        self._at = 0
+
+    def frame(self):
+        """The next frame's byte."""
+        return bytes(self._take(1))
+
+    def value(self):
+        """The next pickled value; EOFError once the socket is closed."""
+        length, count = _HEADER.unpack(self._take(_HEADER.size))
+        data = self._take(length)
+        buffers = []
+        for _ in range(count):
+            (size,) = _LENGTH.unpack(self._take(_LENGTH.size))
+            buffers.append(self._take(size))
+        return pickle.loads(data, buffers=buffers)
+
+    def _take(self, size):
+        available = len(self._buffer) - self._at
+        if available >= size:
+            start = self._at
+            self._at += size
+            return memoryview(self._buffer)[start:self._at]
+        if size - available < self._CHUNK:
+            # Small: read more, as much as has come.
+            kept = self._buffer[self._at:]
+            while len(kept) < size:
+                chunk = self.sock.recv(self._CHUNK)
+                if not chunk:
+                    raise EOFError('the state process closed the '
+                                   'connection')
+                kept += chunk
+            self._buffer, self._at = kept, size
+            return memoryview(kept)[:size]
+        # Large: into memory of its own.
+        whole = memoryview(bytearray(size))
+        whole[:available] = memoryview(self._buffer)[self._at:]
+        self._buffer, self._at = b'', 0
+        got = available
+        while got < size:
+            count = self.sock.recv_into(whole[got:])
+            if not count:
+                raise EOFError('the state process closed the connection')
+            got += count
+        return whole
 
 
 def round_trip(value):

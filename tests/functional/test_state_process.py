@@ -91,9 +91,10 @@ def _reader(client, slot):
             sock.connect(wire.address(wire.slot_name(client.name, slot)))
             sock.settimeout(2)
             wire.send(sock, ('ping',))
-            if sock.recv(1) != wire.ANSWER:
+            incoming = wire.Incoming(sock)
+            if incoming.frame() != wire.ANSWER:
                 return None
-            return wire.receive(sock)[1]
+            return incoming.value()[1]
         except (OSError, EOFError):
             return None
 

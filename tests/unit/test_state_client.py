@@ -19,7 +19,7 @@ from placement.state import wire
 class FakeReader:
     """A reader in slot ``slot`` of ``name`` that does ``behaviour``
     with every question: 'answer', 'busy' (unless asked to wait),
-    'silent', 'stall' (started, then nothing), 'slow' (beats for
+    'silent', 'stall' (beats once, then nothing), 'slow' (beats for
     ``seconds``, then answers) or 'other code'."""
 
     def __init__(self, name, slot, behaviour, seconds=0.0):
@@ -44,10 +44,11 @@ class FakeReader:
                              daemon=True).start()
 
     def _serve(self, sock):
+        incoming = wire.Incoming(sock)
         with sock:
             try:
                 while True:
-                    _kind, name, args, wait = wire.receive(sock)
+                    _kind, name, args, wait = incoming.value()
                     self.asked += 1
                     self._answer(sock, name, args, wait)
             except (EOFError, OSError):
@@ -59,7 +60,7 @@ class FakeReader:
         elif self.behaviour == 'busy' and not wait:
             sock.sendall(wire.BUSY)
             return
-        sock.sendall(wire.STARTED)
+        sock.sendall(wire.BEAT)
         if self.behaviour == 'stall':
             time.sleep(30)
         elif self.behaviour == 'slow':
