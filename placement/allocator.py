@@ -31,13 +31,13 @@ def return_large_buffers():
         pass
 
 
-def own_memory():
-    """Bytes of this process's memory no other process shares: the pages
-    it wrote to (its own or copied from its parent) and those only it
-    reads, from /proc (0 where there is no /proc)."""
+def own_memory(pid='self'):
+    """Bytes of this process's (or ``pid``'s) memory no other process
+    shares: the pages it wrote to (its own or copied from its parent) and
+    those only it reads, from /proc (0 where there is no /proc)."""
     total = 0
     try:
-        with open('/proc/self/smaps_rollup') as handle:
+        with open('/proc/%s/smaps_rollup' % pid) as handle:
             for line in handle:
                 if line.startswith(('Private_Clean:', 'Private_Dirty:')):
                     total += int(line.split()[1]) * 1024

@@ -8,11 +8,13 @@ exit.  It reads the state (again and again while the database cannot be
 read), then forks ``--readers`` readers (``state.reader``), each into a
 slot of its own, and from then on:
 
-- a reader that exits (retired, too big, killed) is replaced by a fresh
-  fork, and one that has not beaten for ``Board.STUCK_SECONDS``
-  (stopped, stuck) is killed and replaced: the keeper brings its own
-  state up to date every tick, so a new reader starts where the log
-  stands;
+- a reader that exits (killed, crashed) is replaced by a fresh fork,
+  and one that has not beaten for ``Board.STUCK_SECONDS`` (stopped,
+  stuck) is killed and replaced; one with more than ``--reader-memory``
+  of its own is asked to retire, one at a time, and its slot given to a
+  fresh fork at once while it finishes its answer: the keeper brings its
+  own state up to date every second, so a new reader starts near where
+  the log stands;
 - a slot held by a reader some earlier keeper forked (it died, and its
   readers went on answering) is taken back, one slot at a time: that
   reader is asked to retire once the keeper is ready to fork another,
@@ -55,7 +57,7 @@ CLI_OPTS = [
                     'answers on this name followed by -N.'),
     cfg.IntOpt('readers', default=2, min=1,
                help='How many readers answer the workers.'),
-    cfg.IntOpt('reader-memory', default=64, min=0,
+    cfg.IntOpt('reader-memory', default=32, min=0,
                help='MB of its own above which a reader is replaced by '
                     'a fresh fork (0: never).'),
     cfg.IntOpt('idle-seconds', default=10, min=1,
@@ -71,6 +73,10 @@ _REFRESH_EVERY = 1.0
 _RETIRE_SECONDS = 5
 # How long the keeper waits between two failed reads of the state.
 _READ_AGAIN_SECONDS = 2
+# How often the keeper looks at its readers' memory.
+_MEMORY_EVERY = 2.0
+# How long a retiring reader has to finish its answer.
+_LEAVING_SECONDS = 120
 
 
 def listening(name):
@@ -99,7 +105,9 @@ class Keeper:
         self._idle_seconds = conf.idle_seconds
         self._reader_memory = conf.reader_memory * 2 ** 20
         self.children = {}      # slot -> pid
+        self._leaving = {}      # pid -> when it was asked to retire
         self._retiring = {}     # slot -> when an earlier reader was asked
+        self._memory_checked = time.monotonic()
         self._busy_at = time.monotonic()
         self._workers_lock = threading.Lock()
         self._workers = 0   # connections to the keeper held
@@ -112,6 +120,7 @@ class Keeper:
         while not self._idle():
             self._reap()
             self._replace_stuck()
+            self._retire_the_largest()
             if time.monotonic() - refreshed > _REFRESH_EVERY:
                 self._refresh()
                 refreshed = time.monotonic()
@@ -157,14 +166,13 @@ class Keeper:
             self._ask_back(slot)
             return
         self._retiring.pop(slot, None)
-        self.board.beat(slot, 0)
+        self.board.start(slot)
         pid = os.fork()
         if pid == 0:
             try:
                 self._listener.close()
                 reader.Reader(self.db, listener, self.name, slot,
-                              self.board, self._idle_seconds,
-                              self._reader_memory).run()
+                              self.board, self._idle_seconds).run()
             finally:
                 os._exit(1)
         listener.close()
@@ -194,12 +202,35 @@ class Keeper:
 
     def _reap(self):
         for slot, pid in list(self.children.items()):
-            try:
-                done, _status = os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                done = pid
-            if done:
+            if _exited(pid):
                 del self.children[slot]
+        for pid, asked in list(self._leaving.items()):
+            if _exited(pid):
+                del self._leaving[pid]
+            elif time.monotonic() - asked > _LEAVING_SECONDS:
+                _kill(pid, signal.SIGKILL)
+
+    def _retire_the_largest(self):
+        """Every ``_MEMORY_EVERY`` seconds, unless one is still leaving:
+        ask the reader with the most memory of its own, past the limit,
+        to retire, and give its slot to a fresh fork at once."""
+        now = time.monotonic()
+        if not self._reader_memory or self._leaving or (
+                now - self._memory_checked < _MEMORY_EVERY):
+            return
+        self._memory_checked = now
+        own = {slot: allocator.own_memory(pid)
+               for slot, pid in self.children.items()}
+        if not own:
+            return
+        slot = max(own, key=own.get)
+        if own[slot] <= self._reader_memory:
+            return
+        pid = self.children.pop(slot)
+        LOG.info('State keeper %s retires reader %d (pid %d): %d MB of its '
+                 'own', self.name, slot, pid, own[slot] // 2 ** 20)
+        self.board.ask_to_retire(slot)
+        self._leaving[pid] = now
 
     def _replace_stuck(self):
         for slot, pid in self.children.items():
@@ -211,7 +242,7 @@ class Keeper:
                 _kill(pid, signal.SIGKILL)
 
     def _stop_readers(self):
-        for pid in self.children.values():
+        for pid in list(self.children.values()) + list(self._leaving):
             _kill(pid, signal.SIGTERM)
 
     # -- workers --------------------------------------------------------
@@ -252,6 +283,14 @@ class Keeper:
                                 for slot in self.children):
             self._busy_at = now
         return now - self._busy_at > self._idle_seconds
+
+
+def _exited(pid):
+    """Whether the child ``pid`` has exited (and is reaped now)."""
+    try:
+        return os.waitpid(pid, os.WNOHANG)[0] != 0
+    except ChildProcessError:
+        return True
 
 
 def _kill(pid, number):

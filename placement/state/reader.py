@@ -9,19 +9,19 @@ answers one question at a time (its work is the search, under the GIL),
 and tells a worker that finds it busy so at once (``wire.BUSY``): the
 worker asks another reader, and a host's searches run in as many
 processes as it has readers; a worker that found them all busy asks its
-own to take its question next.  While it works it beats, on the
+own to take its question next, and waits for it as long as it beats.  While it works it beats, on the
 connection it answers (``wire.BEAT``) and on the ``Board`` the keeper
 reads: a reader stopped or stuck is noticed within a second by the
 worker and within ``Board.STUCK_SECONDS`` by the keeper, which kills it
 and forks another from its own state.
 
-A reader that has copied more than its share of the keeper's pages
-(``--reader-memory``: answering about providers all over the cloud
-touches them) stops taking questions and exits, and the keeper forks a
-fresh one.  One left behind by a keeper that died goes on answering
-until a new keeper asks it to retire, or until no worker has been
-connected for ``idle_seconds``; a reader that finds its keeper gone
-starts another.
+A reader the keeper asks to retire (it has copied more than its share
+of the keeper's pages: answering about providers all over the cloud
+touches them) lets its slot go at once, to a fresh fork, finishes the
+answer under way and exits.  One left behind by a keeper that died goes
+on answering until a new keeper asks it to retire, or until no worker
+has been connected for ``idle_seconds``; a reader that finds its keeper
+gone starts another.
 """
 
 import logging
@@ -33,7 +33,6 @@ import sys
 import threading
 import time
 
-from placement import allocator
 from placement.state import questions
 from placement.state import shared
 from placement.state import snapshot
@@ -41,32 +40,46 @@ from placement.state import wire
 
 LOG = logging.getLogger(__name__)
 
-# Seconds between two looks at the reader's own memory.
-_MEMORY_EVERY = 2.0
 # How long an orphaned reader waits for the keeper it started before it
 # starts another.
 _RELAUNCH_SECONDS = 10
 
 
 class Board:
-    """What the keeper knows of its readers, in memory they share (an
-    anonymous shared mapping made before the forks): per slot, when the
-    reader last beat and how many workers it has connected."""
+    """What the keeper and its readers tell each other, in memory they
+    share (an anonymous shared mapping made before the forks): per slot,
+    when the reader last beat, how many workers it has connected, and
+    whether the keeper asked it to retire."""
 
-    _SLOT = struct.Struct('dq')
+    _SLOT = struct.Struct('dqq')
     STUCK_SECONDS = 2.0
 
     def __init__(self, slots):
         self.slots = slots
         self._map = mmap.mmap(-1, self._SLOT.size * slots)
 
-    def beat(self, slot, connections):
+    def start(self, slot):
+        """A new reader's slot: beaten now, not asked to retire."""
         self._SLOT.pack_into(self._map, slot * self._SLOT.size,
-                             time.monotonic(), connections)
+                             time.monotonic(), 0, 0)
+
+    def beat(self, slot, connections):
+        """The reader's beat; whether it is asked to retire."""
+        offset = slot * self._SLOT.size
+        retire = self._SLOT.unpack_from(self._map, offset)[2]
+        self._SLOT.pack_into(self._map, offset, time.monotonic(),
+                             connections, retire)
+        return bool(retire)
+
+    def ask_to_retire(self, slot):
+        beat, connections, _ = self._SLOT.unpack_from(
+            self._map, slot * self._SLOT.size)
+        self._SLOT.pack_into(self._map, slot * self._SLOT.size, beat,
+                             connections, 1)
 
     def read(self, slot):
         """(seconds since the reader last beat, connections)."""
-        beat, connections = self._SLOT.unpack_from(
+        beat, connections, _ = self._SLOT.unpack_from(
             self._map, slot * self._SLOT.size)
         return time.monotonic() - beat, connections
 
@@ -75,20 +88,18 @@ class Reader:
     """One reader, in the process the keeper forked for it."""
 
     def __init__(self, db, listener, keeper_name, slot, board,
-                 idle_seconds, memory_limit):
+                 idle_seconds):
         self.db = db
         self.slot = slot
         self._listener = listener
         self._board = board
         self._idle_seconds = idle_seconds
-        self._memory_limit = memory_limit
         self._keeper = os.getppid()
         self._work = threading.Lock()
         self._lock = threading.Lock()   # the two below
         self._connections = 0
         self._answering = {}    # socket -> its send lock
         self._idle_since = time.monotonic()
-        self._memory_checked = time.monotonic()
         self._retiring = False
         self._keeper_name = keeper_name
         self._relaunched_at = -_RELAUNCH_SECONDS
@@ -96,9 +107,8 @@ class Reader:
     def run(self):
         """Answer until retired, too big, or left idle by a dead keeper;
         then exit the process."""
-        self._board.beat(self.slot, 0)
         threading.Thread(target=self._beating, daemon=True).start()
-        self._listener.settimeout(0.5)
+        self._listener.settimeout(0.2)
         while not self._retiring and not self._orphaned_and_idle():
             try:
                 sock, _ = self._listener.accept()
@@ -126,7 +136,8 @@ class Reader:
             with self._lock:
                 connections = self._connections
                 answering = list(self._answering.items())
-            self._board.beat(self.slot, connections)
+            if self._board.beat(self.slot, connections):
+                self._retiring = True
             self._keeper_gone()
             for sock, send_lock in answering:
                 try:
@@ -182,17 +193,19 @@ class Reader:
                 self._idle_since = time.monotonic()
 
     def _ask(self, sock, send_lock, name, args, wait):
-        """Answer the question ``name``; busy with another, say so at
-        once, or, when the worker found every reader busy (``wait``),
-        take it next (the worker gives up on it at its deadline)."""
-        if self._retiring or not self._work.acquire(blocking=wait):
+        """Answer the question ``name``.  Busy with another, say so at
+        once; or, when the worker found every reader busy (``wait``),
+        take it next, beating while it waits: a worker waits for a
+        reader that works, never for one that is stuck."""
+        if wait:
+            self._beat_on(sock, send_lock)
+            self._work.acquire()
+        elif self._retiring or not self._work.acquire(blocking=False):
             with send_lock:
                 sock.sendall(wire.BUSY)
             return
         try:
-            # Beats (wire.BEAT) from now on, until the answer.
-            with self._lock:
-                self._answering[sock] = send_lock
+            self._beat_on(sock, send_lock)
             try:
                 ok, value = True, snapshot.answer_here(
                     self.db, questions.lookup(name), args)
@@ -204,24 +217,14 @@ class Reader:
             # Sent before the next question starts, and before an exit.
             with send_lock:
                 wire.send_answer(sock, ok, value)
-            self._check_memory()
         finally:
             self._work.release()
 
-    def _check_memory(self):
-        """Retire once this reader has more memory of its own than its
-        limit (looked at every ``_MEMORY_EVERY`` seconds at most: the
-        look walks every mapping of the process)."""
-        now = time.monotonic()
-        if not self._memory_limit or now - self._memory_checked < (
-                _MEMORY_EVERY):
-            return
-        self._memory_checked = now
-        own = allocator.own_memory()
-        if own > self._memory_limit:
-            LOG.info('State reader %d retires: %d MB of its own',
-                     self.slot, own // 2 ** 20)
-            self._retiring = True
+    def _beat_on(self, sock, send_lock):
+        """Beat (``wire.BEAT``) on ``sock`` until the answer is sent."""
+        with self._lock:
+            self._answering[sock] = send_lock
+
 
 
 def _listening(name):

@@ -17,11 +17,15 @@ No single process is in the way, and no question waits long on one:
 - a worker asks its own reader first (workers spread over the readers),
   and another when that one is busy (it says so at once), silent (no
   frame for ``wire.SILENT_SECONDS``: stopped, stuck) or gone; a silent
-  one is left alone for ``_DOWN_SECONDS``;
-- when no reader has started on the question within ``DEADLINE``, the
-  worker answers it from a state of its own (read then, dropped once
-  the readers answer again), logs why once and counts it
-  (``placement_state_fallbacks_total``): exact either way;
+  one is left alone for ``_DOWN_SECONDS``; when every reader is busy,
+  its own takes the question next, and is waited for while it beats (a
+  reader at work is no fault: a host whose readers are all busy has no
+  core to spare for the worker's own answer either);
+- when no reader has taken the question within ``DEADLINE`` (every one
+  silent, gone, or of other code), the worker answers it from a state
+  of its own (read then, dropped once the readers answer again), logs
+  why once and counts it (``placement_state_fallbacks_total``): exact
+  either way;
 - a worker that finds a reader's slot empty makes sure the keeper is
   there and answering, and starts another (killing one that stayed
   silent) when it is not; the keeper replaces readers that exit or
@@ -175,7 +179,8 @@ class Client:
                     # The keeper fills it, if there is one that answers.
                     self.check_keeper()
             if busy:
-                # Every reader is busy: the first is asked to take it next.
+                # Every reader is busy: the first is asked to take it
+                # next, and waited for while it beats.
                 outcome, value = self._ask(
                     busy[0], ('ask', name, args, True), deadline)
                 if outcome == _ANSWERED:
@@ -211,9 +216,6 @@ class Client:
                     started = True
             except socket.timeout:
                 self._drop(slot)
-                if not started and message[-1] is True:
-                    # Waiting its turn behind other questions.
-                    return _BUSY, None
                 self._down_until[slot] = time.monotonic() + _DOWN_SECONDS
                 return _SILENT, None
             except (EOFError, OSError):

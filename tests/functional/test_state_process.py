@@ -40,10 +40,10 @@ def _uuid(name):
     return str(uuidlib.uuid5(NAMESPACE, name))
 
 
-def _start_keeper(config_file, idle_seconds=2):
+def _start_keeper(config_file, idle_seconds=2, *more):
     client = shared.Client('placement-state-test-%s' % uuidlib.uuid4().hex,
                            ['--config-file', config_file, '--idle-seconds',
-                            str(idle_seconds)], readers=2)
+                            str(idle_seconds)] + list(more), readers=2)
     assert client.ready(60)
     return client
 
@@ -320,6 +320,36 @@ def test_the_keeper_stopped_or_killed_costs_nothing_and_is_replaced(
                for seconds, status, count in timings), timings
     assert _gone(orphans, within=5)
     assert keeper.fell_back == []
+
+
+def test_readers_grown_too_big_retire_one_at_a_time_costing_nothing(
+        client, db, config_file, monkeypatch):
+    """Past ``--reader-memory`` (1 MB here: always), the keeper retires
+    its readers one after the other, each slot given to a fresh fork at
+    once: every question is answered by a reader, within its usual
+    time."""
+    _world(client)
+    keeper = _start_keeper(config_file, 2, '--reader-memory', '1')
+    fell_back = []
+    monkeypatch.setattr(snapshot, '_fell_back', fell_back.append)
+    shared.answer_through(db, keeper)
+    try:
+        seen = set()
+        timings = []
+        deadline = time.monotonic() + 8
+        while time.monotonic() < deadline:
+            timings.append(_timed(client))
+            seen.update(_reader(keeper, slot) for slot in range(2))
+        assert all(seconds < 1 and status == 200 and count == 3
+                   for seconds, status, count in timings), timings
+        assert fell_back == []
+        # Retired and replaced, more than once.
+        assert len(seen - {None}) >= 4, seen
+    finally:
+        shared.answer_through(db, None)
+        keeper.close()
+        for pid in _processes(keeper.name):
+            _signal(pid, signal.SIGKILL)
 
 
 def test_every_reader_silent_the_worker_answers_from_its_own_state(

@@ -20,7 +20,8 @@ class FakeReader:
     """A reader in slot ``slot`` of ``name`` that does ``behaviour``
     with every question: 'answer', 'busy' (unless asked to wait),
     'silent', 'stall' (beats once, then nothing), 'slow' (beats for
-    ``seconds``, then answers) or 'other code'."""
+    ``seconds``, then answers), 'busy long' (busy, and asked to wait,
+    beats for ``seconds`` first) or 'other code'."""
 
     def __init__(self, name, slot, behaviour, seconds=0.0):
         self.behaviour = behaviour
@@ -57,13 +58,13 @@ class FakeReader:
     def _answer(self, sock, name, args, wait):
         if self.behaviour == 'silent':
             time.sleep(30)
-        elif self.behaviour == 'busy' and not wait:
+        elif self.behaviour in ('busy', 'busy long') and not wait:
             sock.sendall(wire.BUSY)
             return
         sock.sendall(wire.BEAT)
         if self.behaviour == 'stall':
             time.sleep(30)
-        elif self.behaviour == 'slow':
+        elif self.behaviour in ('slow', 'busy long'):
             until = time.monotonic() + self.seconds
             while time.monotonic() < until:
                 time.sleep(wire.BEAT_SECONDS)
@@ -117,6 +118,16 @@ def test_every_reader_busy_the_worker_s_own_takes_it_next(readers):
     answer, _seconds = _timed(client, 2)
     assert answer == ('busy', (2,))
     assert [fake.asked for fake in client.fakes] == [2, 1]
+
+
+def test_readers_busy_at_length_are_waited_for_while_they_beat(readers):
+    """Every reader at work (full listings, on a host with no core to
+    spare): the question waits its turn past the deadline rather than
+    have the worker read a state of its own."""
+    client = readers(('busy long', shared.DEADLINE + 0.5), 'busy')
+    answer, seconds = _timed(client, 12)
+    assert answer == ('busy long', (12,))
+    assert seconds >= shared.DEADLINE + 0.5
 
 
 def test_a_silent_reader_is_left_for_the_next_and_then_left_alone(
