@@ -15,7 +15,8 @@ compares them (case-insensitively on MySQL), and raises upstream's
 errors in upstream's order.
 """
 
-import functools
+import itertools
+import re
 import typing
 
 from placement import json_encoding
@@ -80,16 +81,13 @@ def _all_known(state, wanted):
                     for name in wanted.resources))
 
 
-def fields(state, providers):
-    """Each provider's fields as a listing shows them, as dicts, one at
-    a time (a caller encodes them as they come)."""
+def _fields(state, providers):
+    """Each provider's fields as a listing shows them: (uuid, name,
+    generation, parent's uuid, root's uuid), one at a time."""
     everyone = state.providers
-    return ({'uuid': provider.uuid, 'name': provider.name,
-             'generation': provider.generation,
-             'parent_provider_uuid': (everyone[provider.parent].uuid
-                                      if provider.parent is not None
-                                      else None),
-             'root_provider_uuid': everyone[provider.root].uuid}
+    return ((provider.uuid, provider.name, provider.generation,
+             (everyone[provider.parent].uuid if provider.parent is not None
+              else None), everyone[provider.root].uuid)
             for provider in providers)
 
 
@@ -115,6 +113,55 @@ def shaped(shape, provider):
     return body
 
 
+class _Encoder:
+    """A provider's body in ``shape`` as JSON text, from its fields
+    (``_fields``): the same text orjson makes of ``shaped``'s dict,
+    written from a template instead.  At 100,000 providers, making a dict
+    of every link took three quarters of a listing's time."""
+
+    # What a JSON string holds as it is: printable ASCII but the quote
+    # and the backslash.
+    _AS_IS = re.compile(r'[ !#-\[\]-~]*\Z')
+
+    def __init__(self, shape):
+        self.shape = shape
+        root = self._inside(shape.root).replace('%', '%%')
+        links = [',{"rel":"%s","href":"%s%%s%s"}' % (
+            relation, root, self._inside(suffix).replace('%', '%%'))
+            for relation, suffix in shape.suffixes]
+        self._template = (
+            '{"uuid":"%s","name":%s,"generation":%d,"links":['
+            '{"rel":"self","href":"' + root + '%s"}' + ''.join(links) + ']'
+            + (',"parent_provider_uuid":%s,"root_provider_uuid":%s}'
+               if shape.with_tree else '%s%s}'))
+        self._uuids = 2 + len(links)
+
+    @classmethod
+    def _inside(cls, text):
+        """``text`` as it is within a JSON string."""
+        return text if cls._AS_IS.match(text) else (
+            json_encoding.encode_json(text).decode()[1:-1])
+
+    @classmethod
+    def _value(cls, text):
+        if text is None:
+            return 'null'
+        return '"%s"' % text if cls._AS_IS.match(text) else (
+            json_encoding.encode_json(text).decode())
+
+    def __call__(self, fields):
+        uuid, name, generation, parent, root = fields
+        if not (self._AS_IS.match(uuid) and isinstance(generation, int)):
+            return json_encoding.encode_json(shaped(self.shape, dict(zip(
+                ('uuid', 'name', 'generation', 'parent_provider_uuid',
+                 'root_provider_uuid'), fields)))).decode()
+        tree = ((self._value(parent), self._value(root))
+                if self.shape.with_tree else ('', ''))
+        return self._template % (
+            (uuid, self._value(name), generation) + (uuid,) * (
+                self._uuids - 1) + tree)
+
+
 @questions.question
 def listing_body(state, filters, shape):
     """(the listing's body as pieces of JSON, when the latest of its
@@ -127,8 +174,16 @@ def listing_body(state, filters, shape):
                    if provider.changed_at is not None), default=None)
     # Encoded a batch at a time: 100,000 providers' bodies are 74 MB of
     # JSON, and three times that as Python objects.
-    body = [b'{"resource_providers":']
-    body += json_encoding.json_array(map(
-        functools.partial(shaped, shape), fields(state, providers)))
-    body.append(b'}')
+    encoder = _Encoder(shape)
+    body = [b'{"resource_providers":[']
+    fields = _fields(state, providers)
+    while True:
+        batch = [encoder(each) for each in itertools.islice(
+            fields, json_encoding.ENCODE_BATCH)]
+        if not batch:
+            break
+        if len(body) > 1:
+            body.append(b',')
+        body.append(','.join(batch).encode())
+    body.append(b']}')
     return body, changed
