@@ -447,8 +447,9 @@ def test_what_stops_the_server_stops_them(db, config_file, number):
     finally:
         for sig, handler in ignored.items():
             signal.signal(sig, handler)
+    _until(lambda: len(_processes(client.name)) == 3, 10,
+           'the keeper did not fork its two readers')
     found = _processes(client.name)
-    assert len(found) == 3
     for pid in found:
         os.kill(pid, number)
     assert _gone(found, within=3)
