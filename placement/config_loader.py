@@ -11,6 +11,7 @@ import os
 from oslo_log import log as oslo_log
 
 from placement import conf as placement_conf
+from placement import log_format
 from placement import version
 
 LOG = logging.getLogger(__name__)
@@ -34,6 +35,7 @@ def load(argv=None, cli_opts=(), default_config_files=None,
         conf.set_default('auth_strategy', 'noauth2', group='api')
     if setup_logging:
         oslo_log.setup(conf, 'placement')
+        log_format.speed_up()
         if conf.log_options:
             # Secret options (the database URL) are masked by oslo.config.
             conf.log_opt_values(LOG, logging.DEBUG)
