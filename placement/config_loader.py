@@ -3,6 +3,8 @@
 With no configuration file anywhere, the service runs in its embedded
 mode: SQLite under ``state_path``, noauth2, listening on loopback only.
 That is the zero-setup way to try it; every start says so in the log.
+A configuration file that names no database is refused
+(``engine.NoConnection``), as upstream refuses it.
 """
 
 import logging
@@ -13,6 +15,7 @@ from oslo_log import log as oslo_log
 from placement import conf as placement_conf
 from placement import log_format
 from placement import version
+from placement.storage import engine
 
 LOG = logging.getLogger(__name__)
 
@@ -44,6 +47,7 @@ def load(argv=None, cli_opts=(), default_config_files=None,
                     'an SQLite database in %s and auth_strategy noauth2 '
                     '(no authentication; do not expose this beyond '
                     'localhost).', conf.state_path)
+    engine.check_connection(conf)
     return conf
 
 

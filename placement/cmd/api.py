@@ -147,8 +147,11 @@ def _serve_metrics(conf):
 
 def main(argv=None):
     allocator.return_large_buffers()
-    conf = config_loader.load(
-        sys.argv[1:] if argv is None else argv, cli_opts=CLI_OPTS)
+    try:
+        conf = config_loader.load(
+            sys.argv[1:] if argv is None else argv, cli_opts=CLI_OPTS)
+    except engine.NoConnection as error:
+        sys.exit('placement-api: %s' % error)
     db = engine.Database.from_conf(conf)
     app.prepare_database(conf, db)
     db.dispose()

@@ -187,8 +187,11 @@ def _add_parsers(subparsers):
 def main(argv=None):
     command = cfg.SubCommandOpt('category', handler=_add_parsers,
                                 title='Commands')
-    conf = config_loader.load(sys.argv[1:] if argv is None else argv,
-                              cli_opts=[command], setup_logging=False)
+    try:
+        conf = config_loader.load(sys.argv[1:] if argv is None else argv,
+                                  cli_opts=[command], setup_logging=False)
+    except engine.NoConnection as error:
+        sys.exit('placement-manage: %s' % error)
     try:
         action = conf.category.action
     except cfg.NoSuchOptError:

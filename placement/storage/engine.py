@@ -22,6 +22,7 @@ import random
 import threading
 import time
 
+from oslo_config import cfg
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy import exc as sa_exc
@@ -79,10 +80,41 @@ _PG_OWN_WRITER = "SET SESSION placement.writer = 'on'"
 _MYSQL_OWN_WRITER = 'SET @placement_writer = 1'
 
 
+class NoConnection(cfg.RequiredOptError):
+    """A configuration file was read, and it names no database.  Upstream
+    refuses to start without ``[placement_database] connection`` too;
+    falling back to a private SQLite file would leave each API host
+    behind a load balancer with a database of its own, and nothing
+    saying so."""
+
+    def __init__(self, conf):
+        super().__init__('connection', cfg.OptGroup('placement_database'))
+        self.files = list(conf.config_file or ()) + (
+            [conf.config_dir] if conf.config_dir else [])
+
+    def __str__(self):
+        return ('No [placement_database] connection in %s: the database '
+                'must be named (connection = an SQLAlchemy URL, such as '
+                'postgresql+psycopg2://placement:secret@dbhost/placement) '
+                'whenever a configuration file is read. Only with no '
+                'configuration file at all does the service run on an '
+                'embedded SQLite database.' % ', '.join(self.files))
+
+
+def check_connection(conf):
+    """NoConnection when a configuration file was read and it names no
+    database."""
+    if not conf.placement_database.connection and (
+            conf.config_file or conf.config_dir):
+        raise NoConnection(conf)
+
+
 def build_url(conf):
-    """The SQLAlchemy URL from [placement_database], or the embedded one."""
+    """The SQLAlchemy URL from [placement_database]; the embedded one
+    only when no configuration file was read (``check_connection``)."""
     url = conf.placement_database.connection
     if not url:
+        check_connection(conf)
         state_path = conf.state_path
         os.makedirs(state_path, exist_ok=True)
         url = 'sqlite:///%s' % os.path.join(state_path, 'placement.sqlite')

@@ -9,7 +9,9 @@ load both, build its application, and read the values where upstream does.
 import gc
 import importlib
 import logging
+import os
 import re
+import subprocess
 import sys
 
 from oslo_config import cfg
@@ -274,10 +276,60 @@ def test_no_configuration_means_embedded_mode(tmp_path, caplog):
 
 def test_a_config_file_keeps_keystone_the_default(tmp_path):
     path = tmp_path / 'placement.conf'
-    path.write_text('[DEFAULT]\n')
+    path.write_text('[placement_database]\nconnection = sqlite://\n')
     conf = config_loader.load(['--config-file', str(path)],
                               setup_logging=False)
     assert conf.api.auth_strategy == 'keystone'
+
+
+@pytest.mark.parametrize('text', [
+    '[DEFAULT]\ndebug = True\n',
+    '[placement_database]\nmax_pool_size = 7\n',
+    # A misspelt section is no section at all.
+    '[placement_databse]\nconnection = sqlite://\n',
+])
+def test_a_config_file_naming_no_database_is_refused(tmp_path, text):
+    """As upstream refuses it (``RequiredOptError``), and never in favour
+    of a private SQLite file: each API host behind a balancer would get a
+    database of its own."""
+    path = tmp_path / 'placement.conf'
+    path.write_text(text)
+    with pytest.raises(cfg.RequiredOptError) as raised:
+        config_loader.load(['--config-file', str(path)],
+                           setup_logging=False)
+    message = str(raised.value)
+    assert str(path) in message
+    assert '[placement_database] connection' in message
+    assert not (tmp_path / 'placement.sqlite').exists()
+
+
+def test_a_wsgi_server_refuses_a_configuration_naming_no_database(
+        monkeypatch, tmp_path, keep_logging):
+    (tmp_path / 'placement.conf').write_text('[api]\nauth_strategy = '
+                                             'noauth2\n')
+    monkeypatch.delenv(config_loader.CONFIG_FILE_ENV, raising=False)
+    monkeypatch.setenv(config_loader.CONFIG_DIR_ENV, str(tmp_path))
+    with pytest.raises(engine.NoConnection, match='placement.conf'):
+        wsgi.init_application()
+
+
+@pytest.mark.parametrize('argv,status', [
+    (['placement-api'], 1),
+    (['placement-manage', 'db', 'sync'], 1),
+    (['placement-status', 'upgrade', 'check'], 255),
+])
+def test_the_commands_refuse_a_configuration_naming_no_database(
+        tmp_path, argv, status):
+    path = tmp_path / 'placement.conf'
+    path.write_text('[placement_databse]\nconnection = sqlite://\n')
+    found = subprocess.run(
+        [os.path.join(os.path.dirname(sys.executable), argv[0]),
+         '--config-file', str(path)] + argv[1:], capture_output=True,
+        text=True, timeout=60, cwd=tmp_path)
+    assert found.returncode == status, found
+    assert 'No [placement_database] connection in %s' % path in (
+        found.stdout + found.stderr)
+    assert not list(tmp_path.glob('**/*.sqlite'))
 
 
 def test_api_server_listens_on_loopback_by_default(tmp_path):
