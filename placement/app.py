@@ -35,6 +35,7 @@ from placement import errors
 from placement import metrics
 from placement import openapi
 from placement import policy
+from placement import tracing
 from placement import ui
 from placement.handlers import aggregate
 from placement.handlers import allocation
@@ -198,4 +199,6 @@ def build_app(conf, db=None, prepare=True):
     if conf.oslo_middleware.enable_proxy_headers_parsing:
         # Only when asked for: it costs a webob request on every call.
         application = http_proxy_to_wsgi.HTTPProxyToWSGI(application, conf)
-    return application
+    # Outermost, as upstream has it: the trace holds the whole request.
+    tracing.init(conf, db)
+    return tracing.wrap(application, conf)

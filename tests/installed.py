@@ -19,6 +19,7 @@ SERVERS = {
     'Galera': 'galera-4 rsync',
     'Apache and Debian Python': 'apache2-dev python3-venv python3-dev',
     'Chromium': 'chromium chromium-driver',
+    'Redis': 'redis-server',
 }
 MISSING = 'Not installed here: '
 

@@ -139,10 +139,11 @@ def serving(kind, database_url, directory, python_env=None):
 
 
 @contextlib.contextmanager
-def started(kind, database_url, directory, python_env=None):
-    """``serving``, giving (its port, the server's process)."""
+def started(kind, database_url, directory, python_env=None, extra_config=''):
+    """``serving``, giving (its port, the server's process);
+    ``extra_config``: more sections of ``placement.conf``."""
     directory = pathlib.Path(directory)
-    write_config(directory, database_url)
+    write_config(directory, database_url, extra_config)
     sync_database(directory)
     port = functional_server.free_port()
     argv, env = _command(kind, port, directory, python_env)

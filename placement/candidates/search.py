@@ -60,6 +60,11 @@ class _RequestSearch:
         self.resolved = []
         self.count = 0
         self.used = set()
+        # Upstream's sample (randomize with max_allocation_candidates):
+        # the first max_allocation_candidates in the order found,
+        # shuffled, then the limit; without the maximum, a random order.
+        self._sample = settings.randomize and settings.max_candidates >= 0
+        self._shuffle = settings.randomize and not self._sample
 
     # -- step 1 -------------------------------------------------------------
 
@@ -107,14 +112,15 @@ class _RequestSearch:
     def _scopes(self):
         """The scopes to search, in order: every tree at once, or pages
         of trees when the answer is bounded and may come from anywhere."""
-        bound = plan.answer_bound(self.request, self.settings)
+        bound = (self.settings.max_candidates if self._sample
+                 else plan.answer_bound(self.request, self.settings))
         if bound is None or any(r.tree_root is not None
                                 for r in self.resolved):
             yield self._everywhere()
             return
         size = min(max(bound, _FIRST_PAGE), _LARGEST_PAGE)
         roots = self._roots()
-        if self.settings.randomize:
+        if self._shuffle:
             roots = random.sample(roots, len(roots))
         start = 0
         while start < len(roots):
@@ -208,7 +214,7 @@ class _RequestSearch:
     def _streams(self, templates):
         """Per anchoring tree, scope after scope, the assignments (a
         provider per slot) that answer the request, lazily."""
-        shuffle = self.settings.randomize
+        shuffle = self._shuffle
         competing = self._competing(templates)
         unsuffixed = [index for index, template in enumerate(templates)
                       if not template.granular]
@@ -258,7 +264,23 @@ class _RequestSearch:
         amount}}}, mappings as {suffix: [uuid, ...]} (sorted)); ``count``
         and ``used`` (the ids of the providers giving resources) follow
         them."""
+        produced = self._produced()
+        if self._sample:
+            produced = list(produced)   # max_allocation_candidates at most
+            random.shuffle(produced)
+            if self.request.limit:
+                del produced[self.request.limit:]
+        for allocations, mappings, used in produced:
+            self.used.update(used)
+            self.count += 1
+            yield allocations, mappings
+
+    def _produced(self):
+        """(allocations, mappings, the providers giving resources) of
+        each answer, bounded by the limit (but for upstream's sample) and
+        by max_allocation_candidates."""
         request, settings = self.request, self.settings
+        limit = None if self._sample else request.limit
         providers, sharing = self.state.providers, self.state.sharing
         templates = plan.slot_templates(self.resolved, self.class_names)
         slots = [(template.suffix, template.named) for template in templates]
@@ -279,7 +301,7 @@ class _RequestSearch:
         shared_suffix = len(suffixes) < len(slots)
         uuids = {}
         seen = set()
-        produced = 0
+        produced = yielded = 0
         for assignment in self._assignments(templates):
             first = assignment[0]
             if every_slot_gives and assignment.count(first) == len(
@@ -309,10 +331,9 @@ class _RequestSearch:
                 provider for (_, named), provider in zip(slots, assignment)
                 if named]
             if request.nested_aware or _one_per_tree(providers, used):
-                self.used.update(used)
-                self.count += 1
-                yield allocations, mappings
-                if request.limit and self.count >= request.limit:
+                yielded += 1
+                yield allocations, mappings, used
+                if limit and yielded >= limit:
                     return
             if 0 <= settings.max_candidates <= produced:
                 return

@@ -11,6 +11,7 @@ from oslo_middleware import http_proxy_to_wsgi
 from oslo_middleware import sizelimit
 
 from placement import health
+from placement import tracing
 from placement.conf import api
 from placement.conf import database
 from placement.conf import metrics
@@ -31,6 +32,7 @@ def register_opts(conf):
     conf.register_opts(http_proxy_to_wsgi.OPTS, 'oslo_middleware')
     conf.register_opts(sizelimit.OPTS, 'oslo_middleware')
     health.register_opts(conf)
+    tracing.register_opts(conf)
 
 
 def new_config():

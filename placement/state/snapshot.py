@@ -26,6 +26,7 @@ import threading
 import weakref
 
 from placement import metrics
+from placement import tracing
 from placement import version
 from placement.state import catch_up
 from placement.state import per_process
@@ -82,9 +83,10 @@ class Snapshot:
         """(whether the state was read whole, how many providers were
         read); the common case, nothing changed, costs one statement
         outside any transaction."""
-        if catch_up.unchanged(db, self.state.position):
-            return False, 0
-        return db.read(refresh, self.state)
+        with tracing.span('state.catch_up'):
+            if catch_up.unchanged(db, self.state.position):
+                return False, 0
+            return db.read(refresh, self.state)
 
     def warm(self, when='at start', strict=False):
         """Read the state now and work out its lookups (a worker
@@ -171,7 +173,8 @@ def answer(db, fn, *args):
     client = shared.client_of(db)
     if client is not None:
         try:
-            result = client.call(name, args)
+            with tracing.span('state.reader', question=name):
+                result = client.call(name, args)
         except shared.Unreachable as why:
             _fell_back(why)
         else:
@@ -199,11 +202,13 @@ def answer_here(db, fn, args):
     under the tests, its arguments, result and error crossed through
     the wire format (``questions.CROSS_THE_WIRE``)."""
     if not questions.CROSS_THE_WIRE:
-        with of(db).fresh() as state:
+        with of(db).fresh() as state, tracing.span(
+                'state.question', question=fn.__qualname__):
             return fn(state, *args)
     args = wire.round_trip(args)
     try:
-        with of(db).fresh() as state:
+        with of(db).fresh() as state, tracing.span(
+                'state.question', question=fn.__qualname__):
             result = fn(state, *args)
     except Exception as error:
         raise wire.round_trip(error) from error

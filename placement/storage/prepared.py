@@ -28,6 +28,7 @@ import weakref
 
 from sqlalchemy import exc as sa_exc
 
+from placement import tracing
 from placement.storage import postgresql
 
 LOG = logging.getLogger(__name__)
@@ -123,7 +124,8 @@ class Plain:
             if self.name not in prepared:
                 cursor.execute('PREPARE %s AS %s' % (self.name, self.sql))
                 prepared.add(self.name)
-            cursor.execute('EXECUTE %s' % self.name)
+            with tracing.sql(self.sql):
+                cursor.execute('EXECUTE %s' % self.name)
         except engine.dialect.loaded_dbapi.Error as error:
             _stop_if_lost(engine, error)
             raise
@@ -203,7 +205,8 @@ def _run(conn, sql, args):
     driver = conn.connection.driver_connection
     cursor = driver.cursor()
     try:
-        cursor.execute(sql, args)
+        with tracing.sql(sql, args):
+            cursor.execute(sql, args)
         description = cursor.description
         if description is None:
             return Rows((), [], cursor.rowcount)

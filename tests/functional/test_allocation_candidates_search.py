@@ -374,6 +374,26 @@ def test_randomize_returns_valid_and_varied_answers(configured):
     assert world.allocations('resources=VCPU:1') == every
 
 
+def test_randomize_with_a_maximum_samples_the_first_found(configured):
+    """As upstream: the first max_allocation_candidates in the order they
+    are found, shuffled, then the limit; never one past them."""
+    first_three = {alloc(**{'cn%d' % index: {'VCPU': 1}})
+                   for index in range(3)}
+    world = _hosts(10, configured(randomize_allocation_candidates=True,
+                                  max_allocation_candidates=3))
+    seen = set()
+    for _ in range(30):
+        body = world.body('resources=VCPU:1&limit=2')
+        found = [allocations for allocations, _ in world.answers(body)]
+        assert len(found) == len(set(found)) == 2
+        assert set(found) <= first_three
+        hosts = {name for allocations in found for name, _, _ in allocations}
+        assert set(world.summaries(body)) == hosts
+        seen.update(found)
+    assert seen == first_three
+    assert world.allocations('resources=VCPU:1') == first_three
+
+
 def test_randomize_on_a_wide_tree(configured):
     world = _wide(configured(randomize_allocation_candidates=True))
     seen = set()

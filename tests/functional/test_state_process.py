@@ -115,6 +115,12 @@ def _gone(pids, within):
     return False
 
 
+def _state_of(pid):
+    """The process's state letter (R, S, T for stopped, Z ...)."""
+    with open('/proc/%d/stat' % pid) as handle:
+        return handle.read().rsplit(')', 1)[1].split()[0]
+
+
 def _alive(pid):
     try:
         with open('/proc/%d/stat' % pid) as handle:
@@ -275,6 +281,7 @@ def test_a_stopped_reader_costs_no_question_a_second_and_is_replaced(
     shared.answer_through(db, keeper)
     stopped = _reader(keeper, 0)    # this worker's own reader
     os.kill(stopped, signal.SIGSTOP)
+    _until(lambda: _state_of(stopped) == 'T', 5, 'the reader did not stop')
     try:
         timings = [_timed(client) for _ in range(20)]
         assert all(seconds < 1 for seconds, _, _ in timings), timings
@@ -360,6 +367,8 @@ def test_every_reader_silent_the_worker_answers_from_its_own_state(
     readers = [_reader(keeper, slot) for slot in range(2)]
     for pid in readers:
         os.kill(pid, signal.SIGSTOP)
+    _until(lambda: all(_state_of(pid) == 'T' for pid in readers), 5,
+           'the readers did not stop')
     try:
         timings = [_timed(client) for _ in range(5)]
     finally:

@@ -1,0 +1,122 @@
+"""Traces where the deployment asks for them (``placement.tracing``):
+kolla-ansible's ``[profiler]`` settings (``enabled``, ``hmac_keys``,
+``connection_string`` of a redis, ``trace_sqlalchemy``), a request signed
+as nova's scheduler signs it, and the trace read back with osprofiler's
+own command: the request, the question asked of the state, the catch-up
+with the change log before it, SQL, and under kolla's uwsgi the round
+trip to a state reader.  A request unsigned, or signed with another key,
+leaves no trace."""
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+
+from osprofiler import profiler
+from osprofiler import web
+import pytest
+
+from tests import installed
+from tests import redis_server
+from tests import wsgi_servers
+from tests.functional import server
+
+pytestmark = pytest.mark.backends('sqlite', 'postgresql')
+
+KEY = 'SECRET_KEY'
+QUERY = '/allocation_candidates?resources=VCPU:1'
+
+
+@pytest.fixture(scope='module')
+def redis():
+    installed.require('Redis', redis_server.installed)
+    with redis_server.running() as url:
+        yield url
+
+
+def _profiler_section(redis_url):
+    """What kolla-ansible writes with ``enable_osprofiler``."""
+    return ('[profiler]\nenabled = true\ntrace_sqlalchemy = true\n'
+            'hmac_keys = %s\nconnection_string = %s\n' % (KEY, redis_url))
+
+
+def _signed(key=KEY):
+    """(the headers nova's scheduler sends, the trace's id), signed with
+    ``key`` by osprofiler as nova's client signs them."""
+    profiler.init(hmac_key=key)
+    with profiler.Trace('nova-scheduler'):
+        headers = web.get_trace_id_headers()
+        trace_id = profiler.get().get_base_id()
+    profiler.clean()
+    return headers, trace_id
+
+
+def _seed(port):
+    rp = str(uuid.uuid4())
+    assert server.request(port, 'POST', '/resource_providers',
+                          {'name': 'cn1', 'uuid': rp})[0] == 200
+    assert server.request(
+        port, 'PUT', '/resource_providers/%s/inventories' % rp,
+        {'resource_provider_generation': 0,
+         'inventories': {'VCPU': {'total': 8}}})[0] == 200
+
+
+def _trace(redis_url, trace_id):
+    """The trace as osprofiler's command shows it (None when there is
+    none): every span's name."""
+    found = subprocess.run(
+        [os.path.join(os.path.dirname(sys.executable), 'osprofiler'),
+         'trace', 'show', '--connection-string', redis_url, '--json',
+         trace_id], capture_output=True, text=True, timeout=60)
+    if found.returncode != 0 or not found.stdout.strip():
+        return None
+    names = []
+
+    def walk(node):
+        names.append(node['info']['name'])
+        for child in node.get('children', ()):
+            walk(child)
+
+    for child in json.loads(found.stdout)['children']:
+        walk(child)
+    return names
+
+
+def _asked(port, redis_url):
+    headers, trace_id = _signed()
+    status, _, body = server.exchange(port, 'GET', QUERY, headers=headers)
+    assert status == 200 and len(body['allocation_requests']) == 1
+    return _trace(redis_url, trace_id)
+
+
+def _unseen(port, redis_url):
+    """An unsigned request and one signed with another key: no trace."""
+    for headers, trace_id in ((None, str(uuid.uuid4())),
+                              _signed('ANOTHER_KEY')):
+        assert server.exchange(port, 'GET', QUERY, headers=headers)[0] == (
+            200)
+        assert _trace(redis_url, trace_id) is None
+
+
+def test_placement_api_traces_a_signed_request(
+        redis, database_url, tmp_path):
+    with server.running(database_url, tmp_path,
+                        extra_config=_profiler_section(redis)) as port:
+        _seed(port)
+        names = _asked(port, redis)
+        _unseen(port, redis)
+    assert names[0] == 'wsgi', names
+    for name in ('state.catch_up', 'state.question', 'db'):
+        assert name in names, names
+
+
+def test_kolla_s_uwsgi_traces_the_round_trip_to_a_reader(
+        redis, database_url, tmp_path):
+    with wsgi_servers.started('uwsgi', database_url, tmp_path,
+                              extra_config=_profiler_section(redis)) as (
+            port, _process):
+        _seed(port)
+        names = _asked(port, redis)
+    assert names[0] == 'wsgi', names
+    assert 'state.reader' in names, names
