@@ -15,22 +15,30 @@ Besides the request and its SQL, a traced request shows what upstream has
 no part like: the question asked of the state in memory (``span``:
 ``state.question``), the catch-up with the change log before it
 (``state.catch_up``), and, where the host's workers share state readers,
-the round trip to a reader (``state.reader``).
+the round trip to a reader (``state.reader``), inside which the reader
+continues the trace (``carried``, ``continued``): its question, its
+catch-up and its SQL are in the request's trace too.
 
 Tracing off costs nothing but one global read at each of those places:
 ``span`` and ``sql`` are a no-op context until ``init`` has run.
 """
 
 import contextlib
+import logging
 import socket
+from urllib import parse
 
 from oslo_utils import importutils
 
 _opts = importutils.try_import('osprofiler.opts')
 _initializer = importutils.try_import('osprofiler.initializer')
+_notifier = importutils.try_import('osprofiler.notifier')
 _profiler = importutils.try_import('osprofiler.profiler')
+_requests = importutils.try_import('osprofiler.requests')
 _sqlalchemy = importutils.try_import('osprofiler.sqlalchemy')
 _web = importutils.try_import('osprofiler.web')
+
+LOG = logging.getLogger(__name__)
 
 _ON = False
 _SQL = False
@@ -54,8 +62,18 @@ def init(conf, db=None, service='placement-api'):
     global _ON, _SQL
     if not enabled(conf):
         return
-    _initializer.init_from_conf(conf=conf, context={}, project='placement',
-                                service=service, host=socket.gethostname())
+    host = socket.gethostname()
+    sentinels = _sentinels(conf.profiler.connection_string)
+    if sentinels is None:
+        _initializer.init_from_conf(conf=conf, context={},
+                                    project='placement', service=service,
+                                    host=host)
+    else:
+        _notifier.set(_through_sentinels(conf, service, host, *sentinels))
+        _web.enable(conf.profiler.hmac_keys)
+        if conf.profiler.trace_requests:
+            _requests.enable()
+    _notifier.set(_guarded(_notifier.get()))
     if conf.profiler.trace_sqlalchemy:
         _SQL = True
         if db is not None:
@@ -79,6 +97,33 @@ def span(name, **info):
     return _profiler.Trace(name, info=info)
 
 
+def carried():
+    """The trace this thread is in, as another process continues it
+    (``continued``): None when there is none."""
+    if not _ON:
+        return None
+    current = _profiler.get()
+    if current is None:
+        return None
+    return {'hmac_key': current.hmac_key, 'base_id': current.get_base_id(),
+            'parent_id': current.get_id()}
+
+
+@contextlib.contextmanager
+def continued(trace):
+    """The spans of the block in ``trace`` (``carried`` in another
+    process: a worker asking a state reader), when this process traces;
+    a no-op otherwise."""
+    if not _ON or trace is None:
+        yield
+        return
+    _profiler.init(**trace)
+    try:
+        yield
+    finally:
+        _profiler.clean()
+
+
 def sql(statement, params=None):
     """A ``db`` span of one statement, as osprofiler's own SQLAlchemy
     tracing records it, for the statements this service sends past
@@ -87,3 +132,57 @@ def sql(statement, params=None):
         return _OFF
     return _profiler.Trace('db', info={'db': {
         'statement': statement, 'params': params}})
+
+
+def _sentinels(connection_string):
+    """What kolla-ansible's ``redis://[user:password@]host:port
+    ?sentinel=NAME[&sentinel_fallback=host:port...]`` names (its valkey
+    behind Sentinel): ([(host, port)], NAME, user, password, db), or None
+    for any other string.  osprofiler's redis driver hands such a string
+    to redis-py as a plain server's, whose connections then refuse the
+    ``sentinel`` argument: no trace is kept, upstream's neither."""
+    url = parse.urlsplit(connection_string or '')
+    query = parse.parse_qs(url.query)
+    if url.scheme != 'redis' or 'sentinel' not in query:
+        return None
+    sentinels = [(url.hostname, url.port or 26379)]
+    for fallback in query.get('sentinel_fallback', ()):
+        host, _sep, port = fallback.rpartition(':')
+        sentinels.append((host.strip('[]'), int(port)))
+    return (sentinels, query['sentinel'][0], url.username or None,
+            url.password or None, int(query.get('db', ['0'])[0]))
+
+
+def _through_sentinels(conf, service, host, sentinels, name, user,
+                       password, db):
+    """osprofiler's redis driver, writing to the master the sentinels
+    name ``name``."""
+    from osprofiler.drivers import redis_driver
+    from redis import sentinel
+    timeout = conf.profiler.socket_timeout
+    driver = redis_driver.Redis('redis://', project='placement',
+                                service=service, host=host, conf=conf)
+    # The credentials are the master's (kolla's sentinels ask none).
+    driver.db = sentinel.Sentinel(
+        sentinels, socket_timeout=timeout,
+        sentinel_kwargs={'socket_timeout': timeout}).master_for(
+        name, username=user, password=password, db=db,
+        socket_timeout=timeout)
+    return driver.notify
+
+
+def _guarded(notify):
+    """``notify``, never failing the request it traces: a backend out of
+    reach loses the trace, says so in the log once, and the request is
+    answered as it would be untraced."""
+    said = []
+
+    def guarded(info, **kwargs):
+        try:
+            notify(info, **kwargs)
+        except Exception as error:  # noqa: BLE001 - only a trace lost
+            if not said:
+                said.append(True)
+                LOG.warning('A trace could not be sent to the [profiler] '
+                            'connection_string (said once): %s', error)
+    return guarded

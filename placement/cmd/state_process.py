@@ -44,6 +44,7 @@ from oslo_config import cfg
 
 from placement import allocator
 from placement import config_loader
+from placement import tracing
 from placement.state import reader
 from placement.state import snapshot
 from placement.state import wire
@@ -313,6 +314,8 @@ def main(argv=None):
     if listener is None:
         return 0
     db = engine.Database.from_conf(conf)
+    # Its readers continue the traces of the questions they answer.
+    tracing.init(conf, db, service='placement-state')
     LOG.info('State keeper %s reading the state', conf.socket_name)
     Keeper(conf, db, listener).run()
     listener.close()

@@ -33,6 +33,7 @@ import sys
 import threading
 import time
 
+from placement import tracing
 from placement.state import questions
 from placement.state import shared
 from placement.state import snapshot
@@ -192,7 +193,7 @@ class Reader:
                 self._connections -= 1
                 self._idle_since = time.monotonic()
 
-    def _ask(self, sock, send_lock, name, args, wait):
+    def _ask(self, sock, send_lock, name, args, wait, trace):
         """Answer the question ``name``.  Busy with another, say so at
         once; or, when the worker found every reader busy (``wait``),
         take it next, beating while it waits: a worker waits for a
@@ -207,8 +208,9 @@ class Reader:
         try:
             self._beat_on(sock, send_lock)
             try:
-                ok, value = True, snapshot.answer_here(
-                    self.db, questions.lookup(name), args)
+                with tracing.continued(trace):
+                    ok, value = True, snapshot.answer_here(
+                        self.db, questions.lookup(name), args)
             except Exception as error:  # noqa: BLE001 - raised in the worker
                 ok, value = False, error
             finally:

@@ -158,10 +158,11 @@ class Client:
 
     # -- questions ----------------------------------------------------------
 
-    def call(self, name, args):
-        """The answer of the question ``name`` to ``args`` from a reader;
-        what it raised is raised here; Unreachable when no reader has
-        started on it within DEADLINE."""
+    def call(self, name, args, trace=None):
+        """The answer of the question ``name`` to ``args`` from a reader
+        (which continues ``trace``, ``tracing.carried``); what it raised
+        is raised here; Unreachable when no reader has started on it
+        within DEADLINE."""
         deadline = time.monotonic() + DEADLINE
         while True:
             slots = self._up()
@@ -170,7 +171,7 @@ class Client:
             busy = []
             for slot in slots:
                 outcome, value = self._ask(
-                    slot, ('ask', name, args, False), deadline)
+                    slot, ('ask', name, args, False, trace), deadline)
                 if outcome == _ANSWERED:
                     return _answer(value)
                 if outcome == _BUSY:
@@ -182,7 +183,7 @@ class Client:
                 # Every reader is busy: the first is asked to take it
                 # next, and waited for while it beats.
                 outcome, value = self._ask(
-                    busy[0], ('ask', name, args, True), deadline)
+                    busy[0], ('ask', name, args, True, trace), deadline)
                 if outcome == _ANSWERED:
                     return _answer(value)
             if time.monotonic() >= deadline:

@@ -174,7 +174,7 @@ def answer(db, fn, *args):
     if client is not None:
         try:
             with tracing.span('state.reader', question=name):
-                result = client.call(name, args)
+                result = client.call(name, args, tracing.carried())
         except shared.Unreachable as why:
             _fell_back(why)
         else:

@@ -1,8 +1,8 @@
 """What crosses the local sockets between a host's workers and its state
 processes (``shared``, ``reader``, ``cmd.state_process``).
 
-A request is one pickled value: ``('ask', question name, args,
-wait)``, ``('ping',)`` or ``('retire',)``.  A state process answers in
+A request is one pickled value: ``('ask', question name, args, wait,
+trace)``, ``('ping',)`` or ``('retire',)``.  A state process answers in
 frames of one byte each, then, for an answer, the pickled ``(ok,
 value)``:
 

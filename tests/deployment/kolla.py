@@ -308,13 +308,14 @@ class Deployment:
     containers kolla-ansible starts from the image.  ``venv``: what the
     image has at ``/var/lib/kolla/venv``; ``custom``: the operator's
     files in ``node_custom_config`` (the tests' always turn keystone off,
-    ``[api] auth_strategy = noauth2``: there is none)."""
+    ``[api] auth_strategy = noauth2``: there is none); ``settings``: more
+    of the deployment's variables (``globals.yml``, ``passwords.yml``)."""
 
     PASSWORD = 'placement-database-secret'
     WORKERS = 2
 
     def __init__(self, image, mariadb, directory, database='placement',
-                 venv=sys.prefix, custom=None):
+                 venv=sys.prefix, custom=None, settings=None):
         self.image = image
         self.directory = pathlib.Path(directory)
         self.venv = venv
@@ -343,6 +344,7 @@ class Deployment:
             'placement_keystone_password': 'unused-keystone-secret',
             'nova_api_database_password': 'unused-nova-secret',
             'memcache_secret_key': 'unused-memcache-secret',
+            **(settings or {}),
         }, overrides)
         self.config = self.node.write(self.directory / 'etc-kolla')
         self.logs = self.directory / 'kolla_logs'

@@ -222,6 +222,7 @@ class NodeConfig:
             'inventory_hostname': 'localhost',
             'groups': {'placement-api': ['localhost'],
                        'memcached': ['localhost'],
+                       'valkey': ['localhost'],
                        'loadbalancer': []},
             'hostvars': _HostVars(self),
             'network_interface': 'lo',

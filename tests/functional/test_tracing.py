@@ -31,14 +31,23 @@ QUERY = '/allocation_candidates?resources=VCPU:1'
 @pytest.fixture(scope='module')
 def redis():
     installed.require('Redis', redis_server.installed)
-    with redis_server.running() as url:
+    with redis_server.running() as (url, _):
         yield url
 
 
-def _profiler_section(redis_url):
+@pytest.fixture(scope='module')
+def redis_sentinel():
+    """(the server's URL, kolla-ansible's through its Sentinel)."""
+    installed.require('Redis', redis_server.installed)
+    with redis_server.running(sentinel=True) as urls:
+        yield urls
+
+
+def _profiler_section(connection_string):
     """What kolla-ansible writes with ``enable_osprofiler``."""
     return ('[profiler]\nenabled = true\ntrace_sqlalchemy = true\n'
-            'hmac_keys = %s\nconnection_string = %s\n' % (KEY, redis_url))
+            'hmac_keys = %s\nconnection_string = %s\n'
+            % (KEY, connection_string))
 
 
 def _signed(key=KEY):
@@ -119,4 +128,53 @@ def test_kolla_s_uwsgi_traces_the_round_trip_to_a_reader(
         _seed(port)
         names = _asked(port, redis)
     assert names[0] == 'wsgi', names
-    assert 'state.reader' in names, names
+    # The reader continues the trace: its question, catch-up and SQL.
+    for name in ('state.reader', 'state.question', 'state.catch_up', 'db'):
+        assert name in names, names
+
+
+def test_kolla_s_sentinel_string_reaches_its_server(
+        redis_sentinel, database_url, tmp_path):
+    """kolla-ansible's valkey string (``redis://default:...@host:26379
+    ?sentinel=kolla&...``): osprofiler's own redis driver takes it for a
+    plain server's and keeps nothing; here the Sentinel names the server
+    the trace is written to."""
+    server_url, kolla_string = redis_sentinel
+    with server.running(database_url, tmp_path,
+                        extra_config=_profiler_section(kolla_string)) as port:
+        _seed(port)
+        names = _asked(port, server_url)
+    assert names[0] == 'wsgi', names
+    assert 'state.question' in names, names
+
+
+def test_a_backend_out_of_reach_costs_a_traced_request_nothing(
+        database_url, tmp_path):
+    """The trace is lost (said once in a process's log), the answer is
+    not."""
+    nowhere = 'redis://127.0.0.1:%d' % server.free_port()
+    with server.running(database_url, tmp_path, workers=1,
+                        extra_config=_profiler_section(nowhere)) as port:
+        _seed(port)
+        headers, _trace_id = _signed()
+        for _ in range(3):
+            status, _, body = server.exchange(port, 'GET', QUERY,
+                                              headers=headers)
+            assert status == 200 and len(body['allocation_requests']) == 1
+    assert (tmp_path / 'server.log').read_text().count(
+        'A trace could not be sent') == 1
+
+
+@pytest.mark.parametrize('text,expected', [
+    ('redis://default:pw@10.0.0.1:26379?sentinel=kolla&sentinel_fallback='
+     '10.0.0.2:26379&sentinel_fallback=[fd00::3]:26379&db=0'
+     '&socket_timeout=60&retry_on_timeout=yes',
+     ([('10.0.0.1', 26379), ('10.0.0.2', 26379), ('fd00::3', 26379)],
+      'kolla', 'default', 'pw', 0)),
+    ('redis://127.0.0.1:6379', None),
+    ('redissentinel://127.0.0.1:26379', None),
+    ('', None),
+])
+def test_the_sentinels_of_kolla_s_string(text, expected):
+    from placement import tracing
+    assert tracing._sentinels(text) == expected

@@ -49,7 +49,7 @@ class FakeReader:
         with sock:
             try:
                 while True:
-                    _kind, name, args, wait = incoming.value()
+                    _kind, name, args, wait, _trace = incoming.value()
                     self.asked += 1
                     self._answer(sock, name, args, wait)
             except (EOFError, OSError):
