@@ -46,9 +46,17 @@ _OFF = contextlib.nullcontext()
 
 
 def register_opts(conf):
-    """osprofiler's options, where osprofiler is installed."""
-    if _opts is not None:
-        _opts.set_defaults(conf)
+    """osprofiler's options, where osprofiler is installed: ``[profiler]``
+    as upstream registers it (``set_defaults``), and the Jaeger and OTLP
+    groups, which osprofiler registers on oslo.config's global object
+    only (upstream's own configuration never has them, and its OTLP and
+    Jaeger drivers then fail to start: no such option)."""
+    if _opts is None:
+        return
+    _opts.set_defaults(conf)
+    for group, opts in _opts.list_opts():
+        if group != 'profiler':
+            conf.register_opts(opts, group=group)
 
 
 def enabled(conf):

@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import uuid
 
 from osprofiler import profiler
@@ -178,3 +179,69 @@ def test_a_backend_out_of_reach_costs_a_traced_request_nothing(
 def test_the_sentinels_of_kolla_s_string(text, expected):
     from placement import tracing
     assert tracing._sentinels(text) == expected
+
+
+class _OtlpReceiver:
+    """An OTLP/HTTP receiver (``POST /v1/traces``, protobuf), as a
+    collector would be: every span it was sent, as (trace id, name)."""
+
+    def __init__(self):
+        import http.server
+        import threading
+        from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+        spans = self.spans = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                request = trace_service_pb2.ExportTraceServiceRequest()
+                request.ParseFromString(self.rfile.read(
+                    int(self.headers['Content-Length'])))
+                for resource in request.resource_spans:
+                    for scope in resource.scope_spans:
+                        spans.extend((span.trace_id.hex(), span.name)
+                                     for span in scope.spans)
+                self.send_response(200)
+                self.send_header('Content-Length', '0')
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(('127.0.0.1', 0),
+                                                      Handler)
+        self.url = 'otlp://127.0.0.1:%d' % self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever,
+                         daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+
+
+def test_traces_reach_an_otlp_receiver(database_url, tmp_path, monkeypatch):
+    """``connection_string = otlp://...`` ([profiler_otlp]): osprofiler's
+    OTLP exporter sends the trace's spans, with their trace id, to the
+    receiver (batched: every 0.2 s here)."""
+    from osprofiler import _utils
+    monkeypatch.setenv('OTEL_BSP_SCHEDULE_DELAY', '200')
+    receiver = _OtlpReceiver()
+    try:
+        with server.running(
+                database_url, tmp_path, workers=1,
+                extra_config=_profiler_section(receiver.url)
+                + '[profiler_otlp]\nservice_name_prefix = test\n') as port:
+            _seed(port)
+            headers, trace_id = _signed()
+            assert server.exchange(port, 'GET', QUERY,
+                                   headers=headers)[0] == 200
+            wanted = '%032x' % _utils.uuid_to_int128(trace_id)
+            deadline = time.monotonic() + 30
+            while not any(name == 'state.question'
+                          for found, name in receiver.spans
+                          if found == wanted):
+                assert time.monotonic() < deadline, receiver.spans
+                time.sleep(0.1)
+    finally:
+        receiver.close()
+    names = [name for found, name in receiver.spans if found == wanted]
+    assert 'WSGI_GET_/allocation_candidates' in names, names
+    assert 'state.catch_up' in names, names
