@@ -23,7 +23,6 @@ Request flow, outermost first:
 """
 
 import logging
-import os
 
 import falcon
 from oslo_middleware import cors
@@ -179,12 +178,14 @@ def build_app(conf, db=None, prepare=True):
     if prepare:
         prepare_database(conf, db)
     if conf.metrics.enabled:
-        if os.environ.get(metrics.MULTIPROC_ENV):
+        if metrics.samples_directory():
             metrics.enable()
             metrics.watch_pool(db.engine)
         else:
-            LOG.warning('[metrics] enabled is honoured by placement-api, '
-                        'which serves them; this process records none.')
+            # Only an application built without a server (embedded in
+            # another program's tests, say): nothing would serve them.
+            LOG.warning('[metrics] enabled, but no server serves this '
+                        'application\'s metrics: it records none.')
     application = request_log.WriteAfterAnswer(
         build_falcon_app(conf, db, policy.build_enforcer(conf)))
     if conf.api.auth_strategy == 'keystone':

@@ -1,10 +1,13 @@
 """Prometheus metrics, off by default.
 
-With ``[metrics] enabled``, ``placement-api`` exposes them on ``[metrics]
-bind`` (a separate address, 127.0.0.1 unless the operator says otherwise,
-so API users never see them), summed across its gunicorn workers with
+With ``[metrics] enabled``, they are exposed on ``[metrics] bind`` (a
+separate address, 127.0.0.1 unless the operator says otherwise, so API
+users never see them), summed across the server's workers with
 prometheus-client's multiprocess mode: each worker writes its samples to
-files in a directory the parent creates, and the parent serves them.
+files in a directory of the server's, and one process serves them
+(placement-api's parent, or under another WSGI server the host's metrics
+process: see ``metrics_serving``), with the gauges it works out when
+scraped (``placement_gauges``, ``audit_metrics``, ``capacity_metrics``).
 
 - ``placement_http_requests_total{route,method,status}`` and
   ``placement_http_request_duration_seconds{route,method}``: every answer,
@@ -17,6 +20,9 @@ files in a directory the parent creates, and the parent serves them.
   summed over live workers;
 - ``placement_allocation_candidates_returned``: allocation requests per
   ``GET /allocation_candidates`` answer;
+- ``placement_state_catch_up_seconds{whole}``: bringing the state up to
+  date with the change log, when it had changed (``whole``: read again
+  whole), in workers and the host's state readers;
 - ``placement_state_fallbacks_total{reason}``: reads of the state a
   worker answered from a state of its own because the host's state
   processes did not answer in time (``unanswered``) or run other code
@@ -38,6 +44,9 @@ _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
 _CANDIDATE_BUCKETS = (0, 1, 5, 10, 50, 100, 500, 1000, 5000, 10000)
 
 _metrics = None
+# Called as requests are answered: keeps the host's metrics process
+# running under a WSGI server (metrics_serving.HostServer.check).
+_keep_served = None
 
 
 class _Metrics:
@@ -63,6 +72,10 @@ class _Metrics:
             'placement_allocation_candidates_returned',
             'Allocation requests per GET /allocation_candidates answer.',
             buckets=_CANDIDATE_BUCKETS)
+        self.catch_ups = prom.Histogram(
+            'placement_state_catch_up_seconds',
+            'Time to bring the state up to date with the change log when '
+            'it had changed.', ['whole'], buckets=_LATENCY_BUCKETS)
         self.state_fallbacks = prom.Counter(
             'placement_state_fallbacks_total',
             'Reads of the state answered by a worker\'s own state, the '
@@ -80,10 +93,19 @@ def enabled():
     return _metrics is not None
 
 
+def keep_served(check):
+    """Have ``check`` called (cheap; it acts at most every few seconds)
+    each time a request is observed."""
+    global _keep_served
+    _keep_served = check
+
+
 def observe_request(route, method, status, seconds):
     if _metrics is not None:
         _metrics.requests.labels(route, method, status).inc()
         _metrics.latency.labels(route, method).observe(seconds)
+        if _keep_served is not None:
+            _keep_served()
 
 
 def count_retry(cause):
@@ -94,6 +116,12 @@ def count_retry(cause):
 def count_state_fallback(reason):
     if _metrics is not None:
         _metrics.state_fallbacks.labels(reason).inc()
+
+
+def observe_catch_up(whole, seconds):
+    if _metrics is not None:
+        _metrics.catch_ups.labels('true' if whole else 'false').observe(
+            seconds)
 
 
 def observe_candidates(count):
@@ -116,15 +144,19 @@ def watch_pool(engine):
         in_use.dec()
 
 
-# -- the parent of the workers (placement-api) -------------------------------
+# -- the process that serves them ---------------------------------------------
 
 def prepare_multiprocess(directory):
-    """Before any worker starts: where the workers write their samples."""
+    """Before any worker starts: where the workers write their samples
+    (in the environment, which the processes started or forked from
+    here inherit)."""
     os.environ[MULTIPROC_ENV] = directory
 
 
-def enabled_in_parent():
-    return bool(os.environ.get(MULTIPROC_ENV))
+def samples_directory():
+    """Where this process's samples go, None when nowhere (no process
+    serves them)."""
+    return os.environ.get(MULTIPROC_ENV) or None
 
 
 def serve(bind, collectors=()):

@@ -99,12 +99,14 @@ def mod_wsgi_env():
 def serve_wsgi(request):
     """``serve_wsgi(kind)``: ``wsgi_servers.serving_on_postgres`` for
     ``kind`` on the session's PostgreSQL, given mod_wsgi's venv when
-    ``kind`` needs it (built only then)."""
-    def serve(kind):
+    ``kind`` needs it (built only then); ``extra_config``: more sections
+    of its ``placement.conf``."""
+    def serve(kind, extra_config=''):
         python_env = (request.getfixturevalue('mod_wsgi_env')
                       if kind == 'mod_wsgi' else None)
         return wsgi_servers.serving_on_postgres(
-            kind, request.getfixturevalue('postgres'), python_env)
+            kind, request.getfixturevalue('postgres'), python_env,
+            extra_config)
     return serve
 
 

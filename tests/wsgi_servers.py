@@ -131,10 +131,12 @@ def _command(kind, port, directory, python_env):
 
 
 @contextlib.contextmanager
-def serving(kind, database_url, directory, python_env=None):
+def serving(kind, database_url, directory, python_env=None,
+            extra_config=''):
     """``kind`` serving ``database_url``: its port.  ``python_env`` is the
-    ``mod_wsgi_venv`` for ``mod_wsgi``."""
-    with started(kind, database_url, directory, python_env) as (port, _):
+    ``mod_wsgi_venv`` for ``mod_wsgi``; ``extra_config`` as ``started``'s."""
+    with started(kind, database_url, directory, python_env,
+                 extra_config) as (port, _):
         yield port
 
 
@@ -230,7 +232,7 @@ def _source_copy(target):
 
 
 @contextlib.contextmanager
-def serving_on_postgres(kind, postgres, python_env=None):
+def serving_on_postgres(kind, postgres, python_env=None, extra_config=''):
     """``serving`` on a new database of the ``pg_cluster.Cluster``
     ``postgres``, in a new readable directory, both removed afterwards:
     (port, log path)."""
@@ -239,7 +241,7 @@ def serving_on_postgres(kind, postgres, python_env=None):
     directory = readable_directory('placement-wsgi-server-')
     try:
         with serving(kind, postgres.url(name), directory,
-                     python_env) as port:
+                     python_env, extra_config) as port:
             yield port, directory / 'server.log'
     finally:
         shutil.rmtree(directory, ignore_errors=True)

@@ -24,10 +24,10 @@ from oslo_config import cfg
 
 from placement import allocator
 from placement import app
-from placement import audit_metrics
 from placement import capacity_metrics
 from placement import config_loader
 from placement import metrics
+from placement import metrics_serving
 from placement.state import snapshot
 from placement.storage import engine
 
@@ -91,6 +91,8 @@ class _Server(gunicorn_base.BaseApplication):
         self.db = engine.Database.from_conf(self.conf)
         application = app.build_app(self.conf, self.db, prepare=False)
         snapshot.serving(self.db)
+        if self.conf.metrics.enabled:
+            _serve_metrics(self.conf, self.db)
         self.db.dispose()
         return application
 
@@ -104,44 +106,31 @@ class _Server(gunicorn_base.BaseApplication):
 
 
 def _child_exit(_server, worker):
-    if metrics.enabled_in_parent():
+    if metrics.samples_directory():
         metrics.worker_exited(worker.pid)
 
 
-def _capacity_collectors(conf):
-    """The placement_capacity gauges' collector, its refresh started,
-    when the configuration names requests (checked here: a bad one stops
-    the start)."""
+def _record_metrics(conf):
+    """Before the workers fork: their samples' directory, removed when
+    the server exits; a bad ``capacity_request`` stops the start."""
     try:
-        requests = capacity_metrics.parse_requests(
-            conf.metrics.capacity_request)
+        capacity_metrics.parse_requests(conf.metrics.capacity_request)
     except capacity_metrics.BadCapacityRequest as exc:
         raise SystemExit(str(exc))
-    if not requests:
-        return []
-    collector = capacity_metrics.Collector()
-    capacity_metrics.Refresher(
-        engine.Database.from_conf(conf), requests,
-        conf.metrics.capacity_interval, collector).start()
-    return [collector]
-
-
-def _audit_collectors(conf):
-    """The placement_audit gauges' collector, unless switched off."""
-    if not conf.metrics.audit_interval:
-        return []
-    return [audit_metrics.Collector(engine.Database.from_conf(conf),
-                                    conf.metrics.audit_interval)]
-
-
-def _serve_metrics(conf):
-    """Before the workers fork: their samples' directory, and the parent's
-    exposition of their sums on [metrics] bind."""
     directory = tempfile.mkdtemp(prefix='placement-metrics-')
     atexit.register(shutil.rmtree, directory, True)
-    metrics.prepare_multiprocess(directory)
-    metrics.serve(conf.metrics.bind,
-                  _capacity_collectors(conf) + _audit_collectors(conf))
+    metrics_serving.record_in(directory)
+
+
+def _serve_metrics(conf, db):
+    """The workers' sums and the gauges worked out from the parent's own
+    state (the one the workers are forked with) on [metrics] bind."""
+    try:
+        metrics.serve(conf.metrics.bind,
+                      metrics_serving.collectors(conf, db))
+    except OSError as error:
+        raise SystemExit('placement-api: [metrics] bind %s: %s'
+                         % (conf.metrics.bind, error))
     LOG.info('Metrics served on http://%s/metrics', conf.metrics.bind)
 
 
@@ -156,7 +145,7 @@ def main(argv=None):
     app.prepare_database(conf, db)
     db.dispose()
     if conf.metrics.enabled:
-        _serve_metrics(conf)
+        _record_metrics(conf)
     LOG.info('placement-api listening on %s with %d worker(s), database %s',
              conf.bind, conf.workers, db.engine.url.render_as_string(
                  hide_password=True))

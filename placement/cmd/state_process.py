@@ -44,6 +44,7 @@ from oslo_config import cfg
 
 from placement import allocator
 from placement import config_loader
+from placement import metrics
 from placement import tracing
 from placement.state import reader
 from placement.state import snapshot
@@ -313,6 +314,10 @@ def main(argv=None):
     listener = listening(conf.socket_name)
     if listener is None:
         return 0
+    if conf.metrics.enabled and metrics.samples_directory():
+        # Its readers' catch-ups count with the workers' (the worker
+        # that started it gave it the samples' directory).
+        metrics.enable()
     db = engine.Database.from_conf(conf)
     # Its readers continue the traces of the questions they answer.
     tracing.init(conf, db, service='placement-state')

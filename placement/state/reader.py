@@ -163,7 +163,8 @@ class Reader:
             return
         LOG.warning('State reader %d: its keeper is gone; starting '
                     'another', self.slot)
-        shared.launch_keeper(sys.executable, sys.argv[1:])
+        shared.launch(sys.executable, 'placement.cmd.state_process',
+                      sys.argv[1:])
 
     def _serve(self, sock):
         with self._lock:

@@ -113,7 +113,7 @@ def socket_name(conf):
         identity.encode()).hexdigest()[:24]
 
 
-def _python():
+def python():
     """The interpreter to run the keeper with: the WSGI server's own
     binary may be uwsgi's or Apache's."""
     for path in (os.path.join(sys.prefix, 'bin', 'python3'),
@@ -140,11 +140,17 @@ _STARTING_SECONDS = 10
 
 class Client:
     """A worker's way to its host's state readers: a connection per
-    thread and reader, the keeper started when there is none."""
+    thread and reader, the keeper started when there is none.
 
-    def __init__(self, name, argv, readers, preferred=0):
+    ``own_state``: whether the process answers from a state of its own
+    when no reader answers in time (a worker's fallback); without it,
+    the question raises Unreachable (the metrics process's: a scrape
+    then goes without the gauges rather than read the whole state)."""
+
+    def __init__(self, name, argv, readers, preferred=0, own_state=True):
         self.name = name
         self.readers = readers
+        self.own_state = own_state
         self._argv = list(argv) + ['--readers', str(readers)]
         self._rotation = [(preferred + step) % readers
                           for step in range(readers)]
@@ -371,23 +377,23 @@ class Client:
         to reap it.  A uwsgi worker with a thread of its own waiting for
         a child did not exit when told to stop, and held the server's
         stop for its ``worker-reload-mercy`` (60 s under kolla)."""
-        python = _python()
-        if python is None:
+        interpreter = python()
+        if interpreter is None:
             raise Unreachable('no Python interpreter found to run the '
                               'state keeper')
         LOG.info('Starting the state keeper %s', self.name)
         self._started_at = time.monotonic()
-        launch_keeper(python, ['--socket-name', self.name] + self._argv)
+        launch(interpreter, 'placement.cmd.state_process',
+               ['--socket-name', self.name] + self._argv)
 
 
-def launch_keeper(python, argv):
-    """Start ``placement.cmd.state_process`` with ``argv`` through a
-    launcher that exits at once (``_LAUNCH``), in this process's group:
-    what stops the server as a whole (its service manager, a terminal)
-    stops the keeper too."""
+def launch(python, module, argv):
+    """Start ``python -m module argv`` through a launcher that exits at
+    once (``_LAUNCH``), in this process's group: what stops the server
+    as a whole (its service manager, a terminal) stops it too."""
     launcher = subprocess.Popen(
-        [python, '-c', _LAUNCH, python, '-m', 'placement.cmd.state_process']
-        + list(argv), stdin=subprocess.DEVNULL, close_fds=True)
+        [python, '-c', _LAUNCH, python, '-m', module] + list(argv),
+        stdin=subprocess.DEVNULL, close_fds=True)
     launcher.wait()
 
 
@@ -465,6 +471,17 @@ def reader_count(workers):
 _clients = weakref.WeakKeyDictionary()
 
 
+def config_argv(conf):
+    """The command-line arguments that give another process ``conf``'s
+    configuration files."""
+    argv = []
+    for path in conf.config_file or ():
+        argv += ['--config-file', os.path.abspath(path)]
+    if conf.config_dir:
+        argv += ['--config-dir', os.path.abspath(conf.config_dir)]
+    return argv
+
+
 def attach(db, conf):
     """Whether ``db`` is answered by the host's state readers: only when
     the application is loaded in a worker (``_server_workers``) and
@@ -475,13 +492,9 @@ def attach(db, conf):
     if not conf.placement.share_state_between_workers or found is None:
         return False
     workers, number = found
-    argv = []
-    for path in conf.config_file or ():
-        argv += ['--config-file', os.path.abspath(path)]
-    if conf.config_dir:
-        argv += ['--config-dir', os.path.abspath(conf.config_dir)]
     readers = reader_count(workers)
-    client = Client(socket_name(conf), argv, readers, number % readers)
+    client = Client(socket_name(conf), config_argv(conf), readers,
+                    number % readers)
     try:
         if not client.ready():
             LOG.warning('No state reader answered within %d s; this '

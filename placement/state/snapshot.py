@@ -23,6 +23,7 @@ import contextlib
 import gc
 import logging
 import threading
+import time
 import weakref
 
 from placement import metrics
@@ -86,7 +87,10 @@ class Snapshot:
         with tracing.span('state.catch_up'):
             if catch_up.unchanged(db, self.state.position):
                 return False, 0
-            return db.read(refresh, self.state)
+            started = time.monotonic()
+            whole, read = db.read(refresh, self.state)
+            metrics.observe_catch_up(whole, time.monotonic() - started)
+            return whole, read
 
     def warm(self, when='at start', strict=False):
         """Read the state now and work out its lookups (a worker
@@ -168,7 +172,8 @@ def answer(db, fn, *args):
     (``questions``); its arguments and result are plain values, never
     the state's own objects, so that either way gives the same.  When no
     reader starts on it in time, this process answers from a state of
-    its own (read then, dropped once the readers answer again)."""
+    its own (read then, dropped once the readers answer again), unless
+    its client says otherwise (``shared.Client.own_state``)."""
     name = questions.checked(fn)
     client = shared.client_of(db)
     if client is not None:
@@ -176,6 +181,8 @@ def answer(db, fn, *args):
             with tracing.span('state.reader', question=name):
                 result = client.call(name, args, tracing.carried())
         except shared.Unreachable as why:
+            if not client.own_state:
+                raise
             _fell_back(why)
         else:
             if _snapshots.holds(db):

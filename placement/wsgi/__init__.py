@@ -23,11 +23,18 @@ its workers (uwsgi without ``lazy-apps``, gunicorn ``--preload``): a
 worker never uses a database connection or lock the parent made
 (``storage.engine.Database``), and starts from the parent's candidate
 state, catching up with the change log (``state.snapshot``).
+
+With ``[metrics] enabled``, workers record their samples in a directory
+of the server's, and the host's metrics process serves their sums on
+``[metrics] bind`` (``metrics_serving``): started here when none runs,
+and again by a worker that finds it gone.
 """
 
 from placement import allocator
 from placement import app
 from placement import config_loader
+from placement import metrics
+from placement import metrics_serving
 from placement.state import shared
 from placement.state import snapshot
 from placement.storage import engine
@@ -37,6 +44,10 @@ def init_application():
     """A new WSGI application, configured as the module docstring says."""
     conf = config_loader.load(
         default_config_files=config_loader.wsgi_config_files())
+    samples = None
+    if conf.metrics.enabled:
+        samples = metrics_serving.wsgi_directory(conf)
+        metrics_serving.record_in(samples)
     db = engine.Database.from_conf(conf)
     application = app.build_app(conf, db)
     if shared.attach(db, conf):
@@ -45,8 +56,23 @@ def init_application():
         allocator.return_large_buffers()
     else:
         snapshot.serving(db)
+    if samples is not None:
+        _keep_metrics_served(conf, samples, shared.client_of(db))
     db.dispose()
     return application
+
+
+def _keep_metrics_served(conf, samples, client):
+    """Start the host's metrics process if none runs, and have the
+    workers look for it as they answer; it asks ``client``'s readers
+    (None: it keeps a state of its own)."""
+    argv = shared.config_argv(conf)
+    if client is not None:
+        argv += ['--state-name', client.name, '--readers',
+                 str(client.readers)]
+    host_server = metrics_serving.HostServer(samples, argv)
+    host_server.check()
+    metrics.keep_served(host_server.check)
 
 
 def __getattr__(name):

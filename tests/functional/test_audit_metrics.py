@@ -7,13 +7,13 @@ import uuid as uuidlib
 from placement import audit_metrics
 from placement.audit import findings
 
+from tests import scraped
 from tests.functional.server import request
 from tests.functional.server import running
 from tests.functional.test_audit import change_inventory
 from tests.functional.test_audit import claim
 from tests.functional.test_allocation_candidates import World
 from tests.functional.test_capacity_metrics import _wait_for
-from tests.functional.test_metrics import _sample
 from tests.functional.test_metrics import metrics_port  # noqa: F401
 
 CONFIG = '''[metrics]
@@ -40,8 +40,8 @@ def test_counts_by_kind_follow_the_findings(database_url, tmp_path,
                  extra_config=CONFIG % metrics_port) as port:
         text = _wait_for(metrics_port, 'placement_audit_findings', 0,
                          kind='unusable_inventory')
-        assert _sample(text, 'placement_audit_findings',
-                       kind='over_capacity') == 0
+        assert scraped.sample(text, 'placement_audit_findings',
+                              kind='over_capacity') == 0
         _provider(port, 'odd1', {'total': 8, 'min_unit': 4, 'max_unit': 2})
         _provider(port, 'odd2', {'total': 8, 'step_size': 16})
         cn = _provider(port, 'cn', {'total': 8})
@@ -58,8 +58,10 @@ def test_counts_by_kind_follow_the_findings(database_url, tmp_path,
         text = _wait_for(metrics_port, 'placement_audit_findings', 1,
                          kind='over_capacity')
         for kind in ('split_consumers', 'stale_migrations'):
-            assert _sample(text, 'placement_audit_findings', kind=kind) == 0
-        assert _sample(text, 'placement_audit_refreshed_timestamp_seconds')
+            assert scraped.sample(text, 'placement_audit_findings',
+                                  kind=kind) == 0
+        assert scraped.sample(text,
+                              'placement_audit_refreshed_timestamp_seconds')
 
 
 class _Clock:

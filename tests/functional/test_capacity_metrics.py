@@ -7,10 +7,9 @@ import subprocess
 import sys
 import time
 
+from tests import scraped
 from tests.functional.server import request
 from tests.functional.server import running
-from tests.functional.test_metrics import _sample
-from tests.functional.test_metrics import _scrape
 from tests.functional.test_metrics import metrics_port  # noqa: F401
 
 CONFIG = '''[metrics]
@@ -45,8 +44,8 @@ def _wait_for(metrics_port, name, value, **labels):
     """The text of the first scrape where the sample has ``value``."""
     deadline = time.monotonic() + 20
     while True:
-        text = _scrape(metrics_port)
-        if _sample(text, name, **labels) == value:
+        text = scraped.scrape(metrics_port)
+        if scraped.sample(text, name, **labels) == value:
             return text
         assert time.monotonic() < deadline, text
         time.sleep(0.2)
@@ -61,21 +60,22 @@ def test_named_requests_are_counted_and_refreshed(
                         MEMORY_MB=2048)
         text = _wait_for(metrics_port, 'placement_capacity_total', 6,
                          request='small')
-        assert _sample(text, 'placement_capacity', request='small',
-                       root=cn1) == 4
-        assert _sample(text, 'placement_capacity', request='small',
-                       root=cn2) == 2
-        assert _sample(text, 'placement_capacity', request='big',
-                       root=cn1) == 0
-        assert _sample(text, 'placement_capacity_total', request='big') == 4
-        assert _sample(text, 'placement_capacity_limited_by_sharing',
-                       request='small') == 0
+        assert scraped.sample(text, 'placement_capacity', request='small',
+                              root=cn1) == 4
+        assert scraped.sample(text, 'placement_capacity', request='small',
+                              root=cn2) == 2
+        assert scraped.sample(text, 'placement_capacity', request='big',
+                              root=cn1) == 0
+        assert scraped.sample(text, 'placement_capacity_total',
+                              request='big') == 4
+        assert scraped.sample(text, 'placement_capacity_limited_by_sharing',
+                              request='small') == 0
         # A class that does not exist (yet) leaves its request out.
-        assert _sample(text, 'placement_capacity_total',
-                       request='ghost') is None
+        assert scraped.sample(text, 'placement_capacity_total',
+                              request='ghost') is None
         # Scrapes between two refreshes read the same computation.
-        stamp = _sample(text,
-                        'placement_capacity_refreshed_timestamp_seconds')
+        stamp = scraped.sample(
+            text, 'placement_capacity_refreshed_timestamp_seconds')
         assert stamp is not None
         # A change shows at the next refresh.
         _provider(port, 'cn3', VCPU=2, MEMORY_MB=2048)

@@ -3,12 +3,12 @@ served on their own address only, summed across workers, by route
 template; off by default."""
 
 import http.client
-import re
 import socket
 import time
 
 import pytest
 
+from tests import scraped
 from tests.functional.server import free_port
 from tests.functional.server import request
 from tests.functional.server import running
@@ -20,36 +20,11 @@ def _settled_scrape(port, seconds=10):
     candidate state before serving, and may still be reading it."""
     deadline = time.monotonic() + seconds
     while True:
-        text = _scrape(port)
-        if (_sample(text, 'placement_db_connections_in_use') == 0
+        text = scraped.scrape(port)
+        if (scraped.sample(text, 'placement_db_connections_in_use') == 0
                 or time.monotonic() > deadline):
             return text
         time.sleep(0.1)
-
-
-def _scrape(port):
-    conn = http.client.HTTPConnection('127.0.0.1', port, timeout=10)
-    try:
-        conn.request('GET', '/metrics')
-        response = conn.getresponse()
-        assert response.status == 200
-        return response.read().decode()
-    finally:
-        conn.close()
-
-
-def _sample(text, name, **labels):
-    """The value of one sample, or None."""
-    for line in text.splitlines():
-        if line.startswith('#') or not line.startswith(name):
-            continue
-        match = re.match(r'([a-z_]+)(?:\{(.*)\})? (\S+)$', line)
-        if not match or match.group(1) != name:
-            continue
-        found = dict(re.findall(r'(\w+)="([^"]*)"', match.group(2) or ''))
-        if found == {k: str(v) for k, v in labels.items()}:
-            return float(match.group(3))
-    return None
 
 
 @pytest.fixture
@@ -83,23 +58,24 @@ def test_requests_latency_candidates_and_pool(database_url, tmp_path,
 
         text = _settled_scrape(metrics_port)
         # Six POSTs and six GETs, whichever of the two workers took them.
-        assert _sample(text, 'placement_http_requests_total',
-                       method='POST', route='/resource_providers',
-                       status='200') == 6
-        assert _sample(text, 'placement_http_requests_total',
-                       method='GET', route='/resource_providers/{uuid}',
-                       status='200') == 6
-        assert _sample(text, 'placement_http_requests_total',
-                       method='GET', route='/resource_providers/{uuid}',
-                       status='404') == 1
-        assert _sample(text, 'placement_http_request_duration_seconds_count',
-                       method='POST', route='/resource_providers') == 6
-        assert _sample(text, 'placement_allocation_candidates_returned_count'
-                       ) == 1
-        assert _sample(text, 'placement_allocation_candidates_returned_sum'
-                       ) == 1
+        total = 'placement_http_requests_total'
+        assert scraped.sample(text, total, method='POST',
+                              route='/resource_providers', status='200') == 6
+        assert scraped.sample(text, total, method='GET',
+                              route='/resource_providers/{uuid}',
+                              status='200') == 6
+        assert scraped.sample(text, total, method='GET',
+                              route='/resource_providers/{uuid}',
+                              status='404') == 1
+        assert scraped.sample(
+            text, 'placement_http_request_duration_seconds_count',
+            method='POST', route='/resource_providers') == 6
+        assert scraped.sample(
+            text, 'placement_allocation_candidates_returned_count') == 1
+        assert scraped.sample(
+            text, 'placement_allocation_candidates_returned_sum') == 1
         # Connections are back in the pool between requests.
-        assert _sample(text, 'placement_db_connections_in_use') == 0
+        assert scraped.sample(text, 'placement_db_connections_in_use') == 0
 
 
 def test_off_by_default(database_url, tmp_path, metrics_port):

@@ -16,7 +16,6 @@ process group is told to stop.
 import os
 import signal
 import socket
-import threading
 import time
 import uuid as uuidlib
 
