@@ -17,9 +17,11 @@ import pytest
 SERVERS = {
     'MariaDB': 'mariadb-server',
     'Galera': 'galera-4 rsync',
-    'Apache and Debian Python': 'apache2-dev python3-venv python3-dev',
+    'Apache and Debian Python':
+        'apache2 apache2-dev python3-venv python3-dev',
     'Chromium': 'chromium chromium-driver',
     'Redis': 'redis-server',
+    'Prometheus': 'prometheus',
 }
 MISSING = 'Not installed here: '
 

@@ -125,6 +125,7 @@ def _command(kind, port, directory, python_env):
                 '--processes', str(WORKERS), '--threads', '4',
                 '--server-root', str(directory / 'apache'),
                 '--locale', 'C.UTF-8', '--log-to-terminal',
+                '--httpd-executable', _apache_server(),
                 '--user', APACHE_ACCOUNT, '--group', APACHE_ACCOUNT], \
             config_dir
     raise ValueError(kind)
@@ -205,8 +206,7 @@ def mod_wsgi_venv(directory):
     may hold a wheel of the same name built against another Python's
     libpython.
     """
-    if not (shutil.which('apxs') or os.access('/usr/bin/apxs', os.X_OK)) \
-            or not os.access('/usr/bin/python3', os.X_OK):
+    if not _apache_server() or not os.access('/usr/bin/python3', os.X_OK):
         return None
     venv = pathlib.Path(directory) / 'venv'
     _run(['/usr/bin/python3', '-m', 'venv', str(venv)])
@@ -215,6 +215,22 @@ def mod_wsgi_venv(directory):
     _run(pip + ['--no-cache-dir', 'mod_wsgi'])
     _run(pip + [str(_source_copy(pathlib.Path(directory) / 'source'))])
     return venv
+
+
+def _apache_server():
+    """Apache's server program as apxs names it, or None where apxs or the
+    program is missing: Debian's apache2-dev (apxs) does not bring
+    apache2-bin, and mod_wsgi-express then starts ``httpd``, which is
+    nowhere."""
+    apxs = shutil.which('apxs') or '/usr/bin/apxs'
+    if not os.access(apxs, os.X_OK):
+        return None
+    directory, name = (
+        subprocess.run([apxs, '-q', variable], capture_output=True,
+                       text=True, check=True).stdout.strip()
+        for variable in ('SBINDIR', 'PROGNAME'))
+    program = os.path.join(directory, name)
+    return program if os.access(program, os.X_OK) else None
 
 
 def _source_copy(target):
