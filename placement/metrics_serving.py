@@ -56,10 +56,18 @@ HELPERS = ('placement.cmd.state_process', 'placement.cmd.metrics_process')
 
 def collectors(conf, db):
     """The collectors of what this process works out for a scrape, and
-    the capacity gauges' refresher started; a bad ``capacity_request``
-    raises capacity_metrics.BadCapacityRequest."""
+    the capacity gauges' refresher started.  A bad ``capacity_request``
+    (placement-api refuses to start on one; a WSGI server's metrics
+    process has no one to tell but its log) leaves out the capacity
+    gauges, not the rest."""
     found = []
-    requests = capacity_metrics.parse_requests(conf.metrics.capacity_request)
+    try:
+        requests = capacity_metrics.parse_requests(
+            conf.metrics.capacity_request)
+    except capacity_metrics.BadCapacityRequest as error:
+        LOG.error('[metrics] capacity_request: %s: no placement_capacity '
+                  'gauges are served', error)
+        requests = []
     if requests:
         collector = capacity_metrics.Collector()
         capacity_metrics.Refresher(db, requests,

@@ -25,7 +25,6 @@ import time
 
 from oslo_config import cfg
 
-from placement import capacity_metrics
 from placement import config_loader
 from placement import metrics
 from placement import metrics_serving
@@ -122,12 +121,7 @@ def _serve(conf):
         shared.answer_through(db, shared.Client(
             conf.state_name, shared.config_argv(conf), conf.readers,
             own_state=False))
-    try:
-        served = metrics_serving.collectors(conf, db)
-    except capacity_metrics.BadCapacityRequest as error:
-        LOG.error('[metrics] not served: %s', error)
-        return 1
-    server = _bind(conf, served)
+    server = _bind(conf, metrics_serving.collectors(conf, db))
     if server is not None:
         LOG.info('Metrics served on http://%s/metrics', conf.metrics.bind)
         _serve_while_the_server_runs(conf)

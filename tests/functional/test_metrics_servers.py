@@ -224,6 +224,23 @@ def test_stopped_state_readers_leave_the_gauges_out_in_time(serve_wsgi):
                               hostname='cn', resourcetype='VCPU') == 8
 
 
+def test_a_bad_capacity_request_leaves_out_only_its_gauges(serve_wsgi):
+    """placement-api refuses to start on a capacity_request that does not
+    parse; a WSGI server's workers do not read it, and its metrics
+    process serves everything else, saying why in the server's log."""
+    metrics_port = free_port()
+    config = CONFIG % metrics_port + (
+        'capacity_request = small=VCPU:1\n'
+        'capacity_request = broken=VCPU:x\n')
+    with serve_wsgi('uwsgi', config) as (port, log_path):
+        _provider(port, 'cn', {'VCPU': {'total': 8}})
+        text = _scrape_when(metrics_port, lambda text: scraped.sample(
+            text, 'openstack_placement_up') == 1)
+        assert scraped.series(text, 'placement_http_requests_total')
+        assert not scraped.series(text, 'placement_capacity_total')
+        assert 'capacity_request: ' in log_path.read_text()
+
+
 @pytest.mark.parametrize('kind', ['uwsgi', 'gunicorn-preload'])
 def test_the_metrics_process_goes_with_the_server(serve_wsgi, kind):
     metrics_port = free_port()
