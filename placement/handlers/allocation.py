@@ -18,9 +18,12 @@ import falcon
 
 from placement import error_codes
 from placement import errors
+from placement import json_encoding
 from placement.handlers import base
+from placement.handlers import json_pieces
 from placement.policies import allocation as policies
 from placement.schemas import allocation as schemas
+from placement.state import provider_allocations
 from placement.storage import allocations as storage
 from placement.storage import consumers
 from placement.storage import exceptions as storage_exc
@@ -61,17 +64,28 @@ def _serialize_for_consumer(req, consumer, allocations):
     return body
 
 
-def _serialize_for_provider(req, generation, allocations):
-    with_generation = _version(req) >= GENERATION_VERSION
-    by_consumer = {}
-    for allocation in allocations:
-        entry = by_consumer.setdefault(allocation['consumer_uuid'],
-                                       {'resources': {}})
-        entry['resources'][allocation['resource_class']] = allocation['used']
-        if with_generation:
-            entry['consumer_generation'] = allocation['consumer_generation']
-    return {'allocations': by_consumer,
-            'resource_provider_generation': generation}
+def _provider_body(with_generation):
+    """The shape ``provider_allocations`` keeps of a provider's
+    allocations: (the JSON body, with each consumer's generation or not,
+    as bytes; the newest allocation's change time, or None)."""
+    def shape(generation, allocations):
+        by_consumer = {}
+        for allocation in allocations:
+            entry = by_consumer.setdefault(allocation['consumer_uuid'],
+                                           {'resources': {}})
+            entry['resources'][allocation['resource_class']] = (
+                allocation['used'])
+            if with_generation:
+                entry['consumer_generation'] = (
+                    allocation['consumer_generation'])
+        return json_encoding.encode_json({
+            'allocations': by_consumer,
+            'resource_provider_generation': generation,
+        }), base.newest_change(allocations)
+    return shape
+
+
+_PROVIDER_BODIES = {True: _provider_body(True), False: _provider_body(False)}
 
 
 # -- writing ---------------------------------------------------------------
@@ -230,12 +244,12 @@ class ProviderAllocations(base.Resource):
                     responses={200: schemas.PROVIDER_ALLOCATIONS})
     def on_get(self, req, resp, uuid):
         req.context.can(policies.RP_ALLOC_LIST)
+        shape = _PROVIDER_BODIES[_version(req) >= GENERATION_VERSION]
         try:
-            generation, allocations = req.context.db.read(
-                storage.for_provider, uuid)
+            body, changed = provider_allocations.answer(
+                req.context.db, uuid, shape)
         except storage_exc.NotFound as exc:
             raise errors.NotFound("Resource provider '%s' not found: %s"
                                   % (uuid, exc.message))
-        base.send_json(req, resp, _serialize_for_provider(
-            req, generation, allocations))
-        base.send_cache_headers(req, resp, _last_modified(allocations))
+        json_pieces.send_json_pieces(req, resp, [body])
+        base.send_cache_headers(req, resp, changed or base.utcnow())

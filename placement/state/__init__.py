@@ -29,7 +29,9 @@ only on those above it (and on ``storage``, which does the SQL).
   question, or asks the readers.
 - ``listing`` and ``provider_reads``: ``GET /resource_providers`` and a
   provider's usages, traits and aggregates from the state, else SQL.
-- ``project_usages``: the answers ``GET /usages?project_id=`` gave.
+- ``project_usages`` and ``provider_allocations``: the answers ``GET
+  /usages?project_id=`` and ``GET /resource_providers/{uuid}/allocations``
+  gave, kept until the change log says they moved (``kept_answers``).
 - ``consumer_spans``: the consumers holding in two or more trees (the
   audit's split consumers are among them).
 

@@ -146,7 +146,7 @@ def for_consumer(conn, consumer_uuid):
 # a consumer always has its project and user (foreign keys, NOT NULL), so
 # joining those too only cost PostgreSQL two index probes an allocation.
 _FOR_PROVIDER = prepared.Statement(
-    sa.select(RP.c.generation.label('resource_provider_generation'),
+    sa.select(RP.c.id, RP.c.generation.label('resource_provider_generation'),
               ALLOC.c.consumer_id.label('consumer_uuid'),
               CONSUMER.c.generation.label('consumer_generation'),
               RC.c.name.label('resource_class'), ALLOC.c.used,
@@ -160,11 +160,17 @@ _FOR_PROVIDER = prepared.Statement(
 
 
 def for_provider(conn, uuid):
-    """(the provider's generation, the allocations against it, each with
-    ``consumer_uuid``, ``consumer_generation``, ``resource_class``,
-    ``used`` and timestamps); NotFound if there is no provider ``uuid``.
-    """
-    return providers_core.generation_and_rows(conn, _FOR_PROVIDER, uuid)
+    """(the provider's id, its generation, the allocations against it,
+    each with ``consumer_uuid``, ``consumer_generation``,
+    ``resource_class``, ``used`` and timestamps), all of one moment;
+    NotFound if there is no provider ``uuid``."""
+    result = _FOR_PROVIDER.execute(conn, {'uuid': uuid})
+    fields = tuple(result.keys())[2:]
+    rows = prepared.plain(result)
+    if not rows:
+        raise providers_core.not_found(uuid)
+    return rows[0][0], rows[0][1], [dict(zip(fields, row[2:]))
+                                    for row in rows if row[2] is not None]
 
 
 # -- writing ---------------------------------------------------------------

@@ -80,10 +80,12 @@ def listings(rng, truth, writer, count=4):
 
 
 def provider_paths(rng, truth, most=4):
-    """A provider's usages, traits and aggregates, for a few providers."""
+    """A provider's usages, traits, aggregates and allocations, for a few
+    providers."""
     chosen = rng.sample(truth.uuids(), min(most, len(truth.providers)))
     return [(uuid, '/resource_providers/%s/%s' % (uuid, what))
-            for uuid in chosen for what in ('usages', 'traits', 'aggregates')]
+            for uuid in chosen
+            for what in ('usages', 'traits', 'aggregates', 'allocations')]
 
 
 def project_queries(writer):

@@ -14,7 +14,7 @@ live server and compared with:
   equal what a fresh read gives;
 - what the database says, read with the test's own SQL (``truth``): the
   listing against the storage's SQL listing, each provider's usages,
-  traits and aggregates, project usages and the overview's totals
+  traits, aggregates and allocations, project usages and the overview's totals
   against the tables, and the allocation candidates against the
   brute-force reference;
 - and a write that failed must have left the database as it was.
@@ -247,9 +247,11 @@ def _provider_reads(step, rng, server, reference, truth):
     for uuid, path in reads.provider_paths(rng, truth):
         _status, body = _same(step, server, reference, path)
         what = path.rsplit('/', 1)[1]
-        wanted = {'usages': truth.usages(uuid),
-                  'traits': sorted(truth.traits.get(uuid, ())),
-                  'aggregates': sorted(truth.aggregates.get(uuid, ()))}[what]
+        wanted = {'usages': truth.usages,
+                  'traits': lambda uuid: sorted(truth.traits.get(uuid, ())),
+                  'aggregates': lambda uuid: sorted(
+                      truth.aggregates.get(uuid, ())),
+                  'allocations': truth.provider_allocations}[what](uuid)
         got = body[what]
         step.expect('GET %s against the tables' % path,
                     (body['resource_provider_generation'],

@@ -60,6 +60,12 @@ class Truth:
         return {rc: self.used[uuid, rc]
                 for rc in self.inventories.get(uuid, {})}
 
+    def provider_allocations(self, uuid):
+        return {consumer_uuid: {'resources': consumer['allocations'][uuid],
+                                'consumer_generation': consumer['generation']}
+                for consumer_uuid, consumer in self.consumers.items()
+                if uuid in consumer['allocations']}
+
     def project_usages(self, project, user=None, consumer_type=None):
         sums = collections.Counter()
         for consumer in self.consumers.values():

@@ -20,6 +20,7 @@ import webtest
 
 from placement import app as placement_app
 from placement.storage import engine
+from placement.state import kept_answers
 from placement.state import project_usages
 from placement.storage import usages
 
@@ -353,21 +354,24 @@ def test_an_answer_read_across_a_write_is_not_kept(client, db, allocated):
     reader sums p1 as of before a write to p1, and before it can keep
     that answer another reader has already caught up past the write.
     The stale answer must not be kept."""
-    kept = project_usages._Kept(db)
+    kept = kept_answers.KeptAnswers(project_usages._projects_moved,
+                                    project_usages.KEEP)
     before = []
 
-    def read(conn, project_id, user_id):
-        answer = usages.for_project(conn, project_id, user_id)
-        if not before:
-            before.append(answer)
-            _allocate(client, _uuid('a'), allocated[0], 6)
-            kept.answer(db, usages.for_project, 'p2', None)
-        return answer
+    def fresh(project_id):
+        def read(conn):
+            answer = usages.for_project(conn, project_id)
+            if not before:
+                before.append(answer)
+                _allocate(client, _uuid('a'), allocated[0], 6)
+                kept.answer(db, 'p2', fresh('p2'))
+            return usages.project_id(conn, project_id), answer
+        return read
 
-    assert kept.answer(db, read, 'p1', None) == before[0]
-    fresh = db.read(usages.for_project, 'p1')
-    assert fresh != before[0]
-    assert kept.answer(db, read, 'p1', None) == fresh
+    assert kept.answer(db, 'p1', fresh('p1')) == before[0]
+    now = db.read(usages.for_project, 'p1')
+    assert now != before[0]
+    assert kept.answer(db, 'p1', fresh('p1')) == now
 
 
 def test_readers_racing_writers_keep_nothing_stale(client, db, app, hosts):
