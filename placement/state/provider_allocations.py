@@ -20,9 +20,11 @@ from placement.state import per_process
 from placement.storage import allocations
 
 # Bytes of kept answers per process and database, counted as the length
-# of the shapes (bytes) kept, plus OVERHEAD each.  A cloud of 10,000
-# compute nodes of 20 servers each fits in about 26 MB.
-BUDGET = 32 * 1024 * 1024
+# of the shapes (bytes) kept, plus OVERHEAD each: a compute node of 20
+# servers about 2.6 KB, so 6,000 such nodes fit.  Every worker keeps its
+# own, so this is paid once per worker: a host's memory should stay
+# nearly flat in its worker count.
+BUDGET = 16 * 1024 * 1024
 OVERHEAD = 200
 # Answers kept at most, whatever their size.
 KEEP = 200000
