@@ -70,10 +70,11 @@ def test_hot_reads_are_prepared_once_and_answer_as_unprepared(
     unprepared = db.read(lambda conn: [
         dict(row._mapping) for row in conn.execute(
             allocations._FOR_PROVIDER.statement, {'uuid': host})])
-    generation, rows = first
+    provider_id, generation, rows = first
+    assert provider_id == unprepared[0]['id']
     assert generation == unprepared[0]['resource_provider_generation']
     assert rows == [{key: value for key, value in row.items()
-                     if key != 'resource_provider_generation'}
+                     if key not in ('id', 'resource_provider_generation')}
                     for row in unprepared]
     assert len(rows) == 4
 
