@@ -164,13 +164,8 @@ def for_provider(conn, uuid):
     each with ``consumer_uuid``, ``consumer_generation``,
     ``resource_class``, ``used`` and timestamps), all of one moment;
     NotFound if there is no provider ``uuid``."""
-    result = _FOR_PROVIDER.execute(conn, {'uuid': uuid})
-    fields = tuple(result.keys())[2:]
-    rows = prepared.plain(result)
-    if not rows:
-        raise providers_core.not_found(uuid)
-    return rows[0][0], rows[0][1], [dict(zip(fields, row[2:]))
-                                    for row in rows if row[2] is not None]
+    return providers_core.generation_and_rows(conn, _FOR_PROVIDER, uuid,
+                                              leading=2)
 
 
 # -- writing ---------------------------------------------------------------

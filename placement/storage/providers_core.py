@@ -49,19 +49,21 @@ def get_by_uuid(conn, uuid):
     return provider
 
 
-def generation_and_rows(conn, statement, uuid):
+def generation_and_rows(conn, statement, uuid, leading=1):
     """(the generation of the provider ``uuid``, its rows as dicts) from
     ``statement``, which selects that generation first and, left-joined,
-    the provider's rows (the second column None where it has none), with
+    the provider's rows (the column after it None where it has none), with
     ``uuid`` bound: one statement (a ``prepared.Statement``), so that
-    both are of one moment.  NotFound if there is no provider ``uuid``."""
+    both are of one moment.  NotFound if there is no provider ``uuid``.
+    With ``leading`` columns of the provider's first (its id, then its
+    generation, say), (each of them, the rows)."""
     result = statement.execute(conn, {'uuid': uuid})
-    fields = tuple(result.keys())[1:]
+    fields = tuple(result.keys())[leading:]
     rows = prepared.plain(result)
     if not rows:
         raise not_found(uuid)
-    return rows[0][0], [dict(zip(fields, row[1:]))
-                        for row in rows if row[1] is not None]
+    return (*rows[0][:leading], [dict(zip(fields, row[leading:]))
+                                 for row in rows if row[leading] is not None])
 
 
 def not_found(uuid):
