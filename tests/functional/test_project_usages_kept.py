@@ -15,7 +15,6 @@ import threading
 import uuid as uuidlib
 
 import pytest
-import sqlalchemy as sa
 import webtest
 
 from placement import app as placement_app
@@ -25,6 +24,9 @@ from placement.state import project_usages
 from placement.storage import usages
 
 from tests.conftest import Client
+from tests.functional import kept_answers_cases
+from tests.functional.kept_answers_cases import allocate
+from tests.functional.kept_answers_cases import sql
 
 NAMESPACE = uuidlib.UUID('0f8d2c1e-3a5b-4c6d-8e9f-a0b1c2d3e4f5')
 PROJECTS = ('p1', 'p2')
@@ -35,31 +37,7 @@ def _uuid(name):
     return str(uuidlib.uuid5(NAMESPACE, name))
 
 
-@pytest.fixture
-def hosts(client):
-    """Two compute nodes with room for everything the tests allocate."""
-    found = []
-    for name in ('cn1', 'cn2'):
-        uuid = client.post('/resource_providers',
-                           json={'name': name}).json['uuid']
-        client.put('/resource_providers/%s/inventories' % uuid, json={
-            'resource_provider_generation': 0, 'inventories': {
-                'VCPU': {'total': 64}, 'MEMORY_MB': {'total': 65536},
-                'DISK_GB': {'total': 1000}}})
-        found.append(uuid)
-    return found
-
-
-def _allocate(client, consumer, host, vcpu, project='p1', user='u1',
-              consumer_type='INSTANCE', status=None):
-    generation = client.get('/allocations/' + consumer).json.get(
-        'consumer_generation')
-    return client.put('/allocations/' + consumer, status=status, json={
-        'allocations': {host: {'resources': {
-            'VCPU': vcpu, 'MEMORY_MB': 512 * vcpu}}},
-        'project_id': project, 'user_id': user,
-        'consumer_type': consumer_type,
-        'consumer_generation': generation})
+hosts = kept_answers_cases.hosts     # the fixture
 
 
 # Every shape of the question, as (query, the fresh read that answers it).
@@ -100,10 +78,10 @@ def _assert_exact(client, db):
 @pytest.fixture
 def allocated(client, hosts):
     """p1/u1 and p1/u2 instances, a p1 migration, a p2 instance."""
-    _allocate(client, _uuid('a'), hosts[0], 2)
-    _allocate(client, _uuid('b'), hosts[1], 4, user='u2')
-    _allocate(client, _uuid('m'), hosts[1], 1, consumer_type='MIGRATION')
-    _allocate(client, _uuid('c'), hosts[0], 8, project='p2')
+    allocate(client, _uuid('a'), hosts[0], 2)
+    allocate(client, _uuid('b'), hosts[1], 4, user='u2')
+    allocate(client, _uuid('m'), hosts[1], 1, consumer_type='MIGRATION')
+    allocate(client, _uuid('c'), hosts[0], 8, project='p2')
     return hosts
 
 
@@ -124,27 +102,27 @@ def test_an_unknown_project_is_not_kept(client, db, allocated):
 
 # Writes through this service's API: (name, write(client, hosts)).
 def _new_consumer(client, hosts):
-    _allocate(client, _uuid('new'), hosts[0], 3)
+    allocate(client, _uuid('new'), hosts[0], 3)
 
 
 def _resize(client, hosts):
-    _allocate(client, _uuid('a'), hosts[0], 6)
+    allocate(client, _uuid('a'), hosts[0], 6)
 
 
 def _move_to_another_host(client, hosts):
-    _allocate(client, _uuid('a'), hosts[1], 2)
+    allocate(client, _uuid('a'), hosts[1], 2)
 
 
 def _move_to_another_project(client, hosts):
-    _allocate(client, _uuid('a'), hosts[0], 2, project='p2')
+    allocate(client, _uuid('a'), hosts[0], 2, project='p2')
 
 
 def _move_to_another_user(client, hosts):
-    _allocate(client, _uuid('a'), hosts[0], 2, user='u2')
+    allocate(client, _uuid('a'), hosts[0], 2, user='u2')
 
 
 def _change_type(client, hosts):
-    _allocate(client, _uuid('a'), hosts[0], 2, consumer_type='MIGRATION')
+    allocate(client, _uuid('a'), hosts[0], 2, consumer_type='MIGRATION')
 
 
 def _delete(client, hosts):
@@ -191,7 +169,7 @@ def _rename_class(client, hosts):
     inventories['inventories']['CUSTOM_GOLD'] = {'total': 10}
     client.put('/resource_providers/%s/inventories' % hosts[0],
                json=inventories)
-    _allocate(client, _uuid('g'), hosts[0], 1)
+    allocate(client, _uuid('g'), hosts[0], 1)
     client.post('/allocations', status=204, json={_uuid('g'): {
         'allocations': {hosts[0]: {'resources': {'CUSTOM_GOLD': 1}}},
         'project_id': 'p1', 'user_id': 'u1', 'consumer_type': 'INSTANCE',
@@ -203,7 +181,7 @@ def _rename_class(client, hosts):
 
 def _refused_write(client, hosts):
     """Over capacity: refused, nothing changes (and nothing need)."""
-    _allocate(client, _uuid('a'), hosts[0], 1000, status=409)
+    allocate(client, _uuid('a'), hosts[0], 1000, status=409)
 
 
 OWN_WRITES = {
@@ -245,51 +223,47 @@ def test_a_write_through_another_service_is_seen(client, db, conf,
     try:
         other = Client(webtest.TestApp(
             placement_app.build_app(conf, database, prepare=False)))
-        _allocate(other, _uuid('a'), allocated[1], 5, project='p2')
-        _allocate(other, _uuid('n'), allocated[0], 1, user='u2')
+        allocate(other, _uuid('a'), allocated[1], 5, project='p2')
+        allocate(other, _uuid('n'), allocated[0], 1, user='u2')
     finally:
         database.dispose()
     _assert_exact(client, db)
     assert _answers(client) != before
 
 
-def _sql(conn, statement, **params):
-    conn.execute(sa.text(statement), params)
-
-
 # Writes made with SQL by something that is not this service.
 FOREIGN_WRITES = {
-    'allocate': lambda conn: _sql(
+    'allocate': lambda conn: sql(
         conn, "UPDATE allocations SET used = used + 1 WHERE consumer_id = "
         ":consumer AND resource_class_id = 0", consumer=_uuid('a')),
-    'free': lambda conn: _sql(
+    'free': lambda conn: sql(
         conn, 'DELETE FROM allocations WHERE consumer_id = :consumer',
         consumer=_uuid('b')),
-    'move a consumer to another project': lambda conn: _sql(
+    'move a consumer to another project': lambda conn: sql(
         conn, "UPDATE consumers SET project_id = (SELECT id FROM projects "
         "WHERE external_id = 'p2') WHERE uuid = :consumer",
         consumer=_uuid('a')),
-    'move a consumer to another user': lambda conn: _sql(
+    'move a consumer to another user': lambda conn: sql(
         conn, "UPDATE consumers SET user_id = (SELECT id FROM users "
         "WHERE external_id = 'u2') WHERE uuid = :consumer",
         consumer=_uuid('a')),
-    'retype a consumer': lambda conn: _sql(
+    'retype a consumer': lambda conn: sql(
         conn, "UPDATE consumers SET consumer_type_id = NULL "
         "WHERE uuid = :consumer", consumer=_uuid('m')),
-    'rename a project': lambda conn: _sql(
+    'rename a project': lambda conn: sql(
         conn, "UPDATE projects SET external_id = 'p9' "
         "WHERE external_id = 'p2'"),
-    'swap two projects': lambda conn: [_sql(conn, statement) for statement in (
+    'swap two projects': lambda conn: [sql(conn, statement) for statement in (
         "UPDATE projects SET external_id = 'px' WHERE external_id = 'p1'",
         "UPDATE projects SET external_id = 'p1' WHERE external_id = 'p2'",
         "UPDATE projects SET external_id = 'p2' WHERE external_id = 'px'")],
-    'rename a user': lambda conn: _sql(
+    'rename a user': lambda conn: sql(
         conn, "UPDATE users SET external_id = 'u9' "
         "WHERE external_id = 'u2'"),
-    'rename a consumer type': lambda conn: _sql(
+    'rename a consumer type': lambda conn: sql(
         conn, "UPDATE consumer_types SET name = 'RENAMED' "
         "WHERE name = 'MIGRATION'"),
-    'rename a resource class': lambda conn: _sql(
+    'rename a resource class': lambda conn: sql(
         conn, "UPDATE resource_classes SET name = 'CUSTOM_CPU' "
         "WHERE id = 0"),
 }
@@ -315,7 +289,7 @@ def test_random_writes_never_leave_an_answer_stale(client, db, foreign,
         consumer = chooser.choice(consumers)
         kind = chooser.randrange(4)
         if kind == 0:
-            _allocate(client, consumer, chooser.choice(hosts),
+            allocate(client, consumer, chooser.choice(hosts),
                       chooser.randint(1, 4), chooser.choice(PROJECTS),
                       chooser.choice(USERS),
                       chooser.choice(('INSTANCE', 'MIGRATION')))
@@ -323,11 +297,11 @@ def test_random_writes_never_leave_an_answer_stale(client, db, foreign,
             client.delete('/allocations/' + consumer, status='*')
         elif kind == 2:
             with foreign.begin() as conn:
-                _sql(conn, 'UPDATE allocations SET used = used + 1 '
+                sql(conn, 'UPDATE allocations SET used = used + 1 '
                      'WHERE consumer_id = :consumer', consumer=consumer)
         else:
             with foreign.begin() as conn:
-                _sql(conn, 'UPDATE consumers SET project_id = (SELECT id '
+                sql(conn, 'UPDATE consumers SET project_id = (SELECT id '
                      'FROM projects WHERE external_id = :project) WHERE '
                      'uuid = :consumer', consumer=consumer,
                      project=chooser.choice(PROJECTS))
@@ -341,7 +315,7 @@ def test_only_the_changed_project_is_read_again(client, db, allocated):
     kept = project_usages._kept.of(db)._answers
     p2_before = [key for key in kept if key[1] == 'p2']
     assert p2_before and any(key[1] == 'p1' for key in kept)
-    _allocate(client, _uuid('a'), allocated[0], 3)
+    allocate(client, _uuid('a'), allocated[0], 3)
     client.get('/usages?project_id=p2', version='1.9')  # reads the log
     assert [key for key in kept if key[1] == 'p1'] == []
     assert [key for key in kept if key[1] == 'p2'] == p2_before
@@ -363,7 +337,7 @@ def test_an_answer_read_across_a_write_is_not_kept(client, db, allocated):
             answer = usages.for_project(conn, project_id)
             if not before:
                 before.append(answer)
-                _allocate(client, _uuid('a'), allocated[0], 6)
+                allocate(client, _uuid('a'), allocated[0], 6)
                 kept.answer(db, 'p2', fresh('p2'))
             return usages.project_id(conn, project_id), answer
         return read
@@ -381,7 +355,7 @@ def test_readers_racing_writers_keep_nothing_stale(client, db, app, hosts):
     its reader had not yet seen)."""
     consumers = [_uuid('race-%d' % number) for number in range(4)]
     for consumer in consumers:
-        _allocate(client, consumer, hosts[0], 1)
+        allocate(client, consumer, hosts[0], 1)
     stop = threading.Event()
     failures = []
 
@@ -399,7 +373,7 @@ def test_readers_racing_writers_keep_nothing_stale(client, db, app, hosts):
         chooser = random.Random(offset)
         for _ in range(25):
             consumer = consumers[offset + 2 * chooser.randrange(2)]
-            _allocate(writer, consumer, chooser.choice(hosts),
+            allocate(writer, consumer, chooser.choice(hosts),
                       chooser.randint(1, 4), chooser.choice(PROJECTS),
                       chooser.choice(USERS), status='*')
 

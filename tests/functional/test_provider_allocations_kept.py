@@ -16,7 +16,6 @@ import threading
 import uuid as uuidlib
 
 import pytest
-import sqlalchemy as sa
 import webtest
 
 from placement import app as placement_app
@@ -26,6 +25,9 @@ from placement.storage import allocations as allocation_storage
 from placement.storage import engine
 
 from tests.conftest import Client
+from tests.functional import kept_answers_cases
+from tests.functional.kept_answers_cases import allocate
+from tests.functional.kept_answers_cases import sql
 
 NAMESPACE = uuidlib.UUID('5b0c7d1e-6f2a-4e3b-9c8d-1a2b3c4d5e6f')
 VERSIONS = ('1.0', '1.27', '1.28', '1.39')
@@ -35,37 +37,15 @@ def _uuid(name):
     return str(uuidlib.uuid5(NAMESPACE, name))
 
 
-@pytest.fixture
-def hosts(client):
-    """Two compute nodes with room for everything the tests allocate."""
-    found = []
-    for name in ('cn1', 'cn2'):
-        uuid = client.post('/resource_providers',
-                           json={'name': name}).json['uuid']
-        client.put('/resource_providers/%s/inventories' % uuid, json={
-            'resource_provider_generation': 0, 'inventories': {
-                'VCPU': {'total': 64}, 'MEMORY_MB': {'total': 65536},
-                'DISK_GB': {'total': 1000}}})
-        found.append(uuid)
-    return found
-
-
-def _allocate(client, consumer, host, vcpu, status=None):
-    generation = client.get('/allocations/' + consumer).json.get(
-        'consumer_generation')
-    return client.put('/allocations/' + consumer, status=status, json={
-        'allocations': {host: {'resources': {
-            'VCPU': vcpu, 'MEMORY_MB': 512 * vcpu}}},
-        'project_id': 'p', 'user_id': 'u', 'consumer_type': 'INSTANCE',
-        'consumer_generation': generation})
+hosts = kept_answers_cases.hosts     # the fixture
 
 
 @pytest.fixture
 def allocated(client, hosts):
     """a and b on cn1, c on cn2."""
-    _allocate(client, _uuid('a'), hosts[0], 2)
-    _allocate(client, _uuid('b'), hosts[0], 4)
-    _allocate(client, _uuid('c'), hosts[1], 8)
+    allocate(client, _uuid('a'), hosts[0], 2)
+    allocate(client, _uuid('b'), hosts[0], 4)
+    allocate(client, _uuid('c'), hosts[1], 8)
     return hosts
 
 
@@ -153,7 +133,7 @@ def test_only_the_changed_provider_is_read_again(client, db, allocated):
     _answers(client, allocated)
     cn2 = [key for key in _kept(db) if key[0] == allocated[1]]
     assert cn2
-    _allocate(client, _uuid('a'), allocated[0], 3)
+    allocate(client, _uuid('a'), allocated[0], 3)
     client.get('/resource_providers/%s/allocations' % allocated[1])
     assert [key for key in _kept(db) if key[0] == allocated[0]] == []
     assert [key for key in _kept(db) if key[0] == allocated[1]] == cn2
@@ -162,16 +142,16 @@ def test_only_the_changed_provider_is_read_again(client, db, allocated):
 
 # Writes through this service's API: (name, write(client, hosts)).
 def _resize(client, hosts):
-    _allocate(client, _uuid('a'), hosts[0], 6)
+    allocate(client, _uuid('a'), hosts[0], 6)
 
 
 def _move_to_another_host(client, hosts):
-    _allocate(client, _uuid('a'), hosts[1], 2)
+    allocate(client, _uuid('a'), hosts[1], 2)
 
 
 def _same_amounts_again(client, hosts):
     """Nothing but the consumer's generation and the rows' times move."""
-    _allocate(client, _uuid('a'), hosts[0], 2)
+    allocate(client, _uuid('a'), hosts[0], 2)
 
 
 def _delete(client, hosts):
@@ -267,7 +247,7 @@ def _rename_class(client, hosts):
 
 def _refused_write(client, hosts):
     """Over capacity: refused, nothing changes (and nothing need)."""
-    _allocate(client, _uuid('a'), hosts[0], 1000, status=409)
+    allocate(client, _uuid('a'), hosts[0], 1000, status=409)
 
 
 OWN_WRITES = {
@@ -305,29 +285,25 @@ def test_a_write_through_another_service_is_seen(client, db, conf,
     try:
         other = Client(webtest.TestApp(
             placement_app.build_app(conf, database, prepare=False)))
-        _allocate(other, _uuid('a'), allocated[1], 5)
+        allocate(other, _uuid('a'), allocated[1], 5)
     finally:
         database.dispose()
     _assert_exact(client, db, allocated)
     assert _answers(client, allocated) != before
 
 
-def _sql(conn, statement, **params):
-    conn.execute(sa.text(statement), params)
-
-
 # Writes made with SQL by something that is not this service.
 FOREIGN_WRITES = {
-    'allocate': lambda conn: _sql(
+    'allocate': lambda conn: sql(
         conn, 'UPDATE allocations SET used = used + 1 WHERE consumer_id = '
         ':consumer AND resource_class_id = 0', consumer=_uuid('a')),
-    'free': lambda conn: _sql(
+    'free': lambda conn: sql(
         conn, 'DELETE FROM allocations WHERE consumer_id = :consumer',
         consumer=_uuid('b')),
-    "bump a consumer's generation": lambda conn: _sql(
+    "bump a consumer's generation": lambda conn: sql(
         conn, 'UPDATE consumers SET generation = generation + 1 '
         'WHERE uuid = :consumer', consumer=_uuid('a')),
-    'rename a resource class': lambda conn: _sql(
+    'rename a resource class': lambda conn: sql(
         conn, "UPDATE resource_classes SET name = 'CUSTOM_CPU' "
         'WHERE id = 0'),
 }
@@ -357,7 +333,7 @@ def test_an_answer_read_across_a_write_is_not_kept(client, db, allocated):
             found = allocation_storage.for_provider(conn, uuid)
             if not before:
                 before.append(found[1:])
-                _allocate(client, _uuid('a'), allocated[0], 6)
+                allocate(client, _uuid('a'), allocated[0], 6)
                 kept.answer(db, allocated[1], fresh(allocated[1]))
             return found[0], found[1:]
         return read
@@ -379,8 +355,8 @@ def test_past_the_budget_answers_are_read_not_kept(client, db, allocated,
     monkeypatch.setattr(kept, '_budget', provider_allocations.BUDGET)
     _answers(client, allocated)
     assert kept._answers and kept._held > 0
-    _allocate(client, _uuid('a'), allocated[0], 3)
-    _allocate(client, _uuid('c'), allocated[1], 3)
+    allocate(client, _uuid('a'), allocated[0], 3)
+    allocate(client, _uuid('c'), allocated[1], 3)
     _answers(client, allocated[:1])
     # Both providers' answers went; only cn1's was asked again.
     assert {key[0] for key in kept._answers} == {allocated[0]}
@@ -394,7 +370,7 @@ def test_readers_racing_writers_keep_nothing_stale(client, db, app, hosts):
     every answer equals a fresh read."""
     consumers = [_uuid('race-%d' % number) for number in range(4)]
     for consumer in consumers:
-        _allocate(client, consumer, hosts[0], 1)
+        allocate(client, consumer, hosts[0], 1)
     stop = threading.Event()
     failures = []
 
@@ -413,7 +389,7 @@ def test_readers_racing_writers_keep_nothing_stale(client, db, app, hosts):
     chooser = random.Random(46)
     try:
         for _ in range(30):
-            _allocate(client, chooser.choice(consumers),
+            allocate(client, chooser.choice(consumers),
                       chooser.choice(hosts), chooser.randint(1, 4))
     finally:
         stop.set()

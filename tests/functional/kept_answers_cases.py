@@ -1,0 +1,40 @@
+"""What the tests of answers kept in memory (``state.kept_answers``:
+``test_project_usages_kept``, ``test_provider_allocations_kept``) set
+up and write with: two compute nodes, an allocation through the API,
+SQL run by something that is not this service."""
+
+import pytest
+import sqlalchemy as sa
+
+
+@pytest.fixture
+def hosts(client):
+    """Two compute nodes with room for everything the tests allocate."""
+    found = []
+    for name in ('cn1', 'cn2'):
+        uuid = client.post('/resource_providers',
+                           json={'name': name}).json['uuid']
+        client.put('/resource_providers/%s/inventories' % uuid, json={
+            'resource_provider_generation': 0, 'inventories': {
+                'VCPU': {'total': 64}, 'MEMORY_MB': {'total': 65536},
+                'DISK_GB': {'total': 1000}}})
+        found.append(uuid)
+    return found
+
+
+def allocate(client, consumer, host, vcpu, project='p1', user='u1',
+             consumer_type='INSTANCE', status=None):
+    """``consumer``'s allocations made ``vcpu`` VCPU and 512 MB each on
+    ``host`` alone, at the consumer's generation."""
+    generation = client.get('/allocations/' + consumer).json.get(
+        'consumer_generation')
+    return client.put('/allocations/' + consumer, status=status, json={
+        'allocations': {host: {'resources': {
+            'VCPU': vcpu, 'MEMORY_MB': 512 * vcpu}}},
+        'project_id': project, 'user_id': user,
+        'consumer_type': consumer_type,
+        'consumer_generation': generation})
+
+
+def sql(conn, statement, **params):
+    conn.execute(sa.text(statement), params)
