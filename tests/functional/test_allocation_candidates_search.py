@@ -358,18 +358,24 @@ def test_answers_are_stable_without_randomize(world):
         assert world.body('resources=VCPU:1&limit=2') == first
 
 
+def _two_of(world, allowed):
+    """The allocation requests of one ``limit=2`` answer: two different
+    ones, among ``allowed``, with the summaries of their hosts alone."""
+    body = world.body('resources=VCPU:1&limit=2')
+    found = [allocations for allocations, _ in world.answers(body)]
+    assert len(found) == len(set(found)) == 2
+    assert set(found) <= allowed
+    hosts = {name for allocations in found for name, _, _ in allocations}
+    assert set(world.summaries(body)) == hosts
+    return found
+
+
 def test_randomize_returns_valid_and_varied_answers(configured):
     world = _hosts(5, configured(randomize_allocation_candidates=True))
     every = {alloc(**{'cn%d' % index: {'VCPU': 1}}) for index in range(5)}
     seen = set()
     for _ in range(20):
-        body = world.body('resources=VCPU:1&limit=2')
-        found = [allocations for allocations, _ in world.answers(body)]
-        assert len(found) == len(set(found)) == 2
-        assert set(found) <= every
-        hosts = {name for allocations in found for name, _, _ in allocations}
-        assert set(world.summaries(body)) == hosts
-        seen.add(frozenset(found))
+        seen.add(frozenset(_two_of(world, every)))
     assert len(seen) > 1
     assert world.allocations('resources=VCPU:1') == every
 
@@ -383,13 +389,7 @@ def test_randomize_with_a_maximum_samples_the_first_found(configured):
                                   max_allocation_candidates=3))
     seen = set()
     for _ in range(30):
-        body = world.body('resources=VCPU:1&limit=2')
-        found = [allocations for allocations, _ in world.answers(body)]
-        assert len(found) == len(set(found)) == 2
-        assert set(found) <= first_three
-        hosts = {name for allocations in found for name, _, _ in allocations}
-        assert set(world.summaries(body)) == hosts
-        seen.update(found)
+        seen.update(_two_of(world, first_three))
     assert seen == first_three
     assert world.allocations('resources=VCPU:1') == first_three
 
