@@ -21,20 +21,11 @@ has allocated for yet is not kept (its answer costs one index probe).
 """
 
 from placement.state import kept_answers
-from placement.state import per_process
 from placement.storage import usages
 
 # Answers kept per process and database, the least recently used dropped
 # first: a few hundred bytes each.
-KEEP = 4096
-
-
-def _projects_moved(changed):
-    return changed.projects
-
-
-_kept = per_process.PerDatabase(lambda _db: kept_answers.KeptAnswers(
-    _projects_moved, KEEP))
+SHELF = kept_answers.Shelf('project usages', keep=4096)
 
 
 def _answer(db, read, project_id, *rest):
@@ -42,9 +33,11 @@ def _answer(db, read, project_id, *rest):
     project's usage has not moved.  A project nobody has allocated for
     yet is not kept (its answer costs one index probe)."""
     def fresh(conn):
-        return (usages.project_id(conn, project_id),
+        owner = usages.project_id(conn, project_id)
+        return (None if owner is None else [(kept_answers.PROJECT, owner)],
                 read(conn, project_id, *rest))
-    return _kept.of(db).answer(db, (read, project_id, *rest), fresh)
+    return kept_answers.answer(db, SHELF, (read, project_id, *rest),
+                               lambda: db.read(fresh))
 
 
 def for_project(db, project_id, user_id=None):

@@ -16,7 +16,6 @@ beyond that is read from the database each time.
 """
 
 from placement.state import kept_answers
-from placement.state import per_process
 from placement.storage import allocations
 
 # Bytes of kept answers per process and database, counted as the length
@@ -26,20 +25,14 @@ from placement.storage import allocations
 # nearly flat in its worker count.
 BUDGET = 16 * 1024 * 1024
 OVERHEAD = 200
-# Answers kept at most, whatever their size.
-KEEP = 200000
-
-
-def _providers_moved(changed):
-    return changed.providers
 
 
 def _size(answer):
     return len(answer[0]) + OVERHEAD
 
 
-_kept = per_process.PerDatabase(lambda _db: kept_answers.KeptAnswers(
-    _providers_moved, KEEP, size=_size, budget=BUDGET))
+SHELF = kept_answers.Shelf('provider allocations', keep=200000, size=_size,
+                           budget=BUDGET)
 
 
 def answer(db, uuid, shape):
@@ -49,5 +42,6 @@ def answer(db, uuid, shape):
     but its arguments.  NotFound as the storage raises it."""
     def fresh(conn):
         provider_id, generation, rows = allocations.for_provider(conn, uuid)
-        return provider_id, shape(generation, rows)
-    return _kept.of(db).answer(db, (uuid, shape), fresh)
+        return [(kept_answers.PROVIDER, provider_id)], shape(generation, rows)
+    return kept_answers.answer(db, SHELF, (uuid, shape),
+                               lambda: db.read(fresh))

@@ -12,8 +12,14 @@ A uuid the state does not know is left to SQL: the database then raises
 NotFound in upstream's words, or finds the provider the way its
 collation compares (case-insensitively on MySQL).  Each read below is
 the pair, state then SQL, written once for every handler.
+
+What the state answered is kept by each process (``kept_answers``) until
+the change log names a write to that provider: where the workers of a
+host share state readers, a provider asked about again costs no round
+trip to a reader, and anywhere no question of the state.
 """
 
+from placement.state import kept_answers
 from placement.state import questions
 from placement.state import snapshot
 from placement.storage import aggregates as aggregate_storage
@@ -22,25 +28,43 @@ from placement.storage import traits as trait_storage
 from placement.storage import usages as usage_storage
 
 
+# A few hundred bytes each (names the state holds are shared with it);
+# every worker keeps its own, so this is paid once per worker.
+BUDGET = 8 * 1024 * 1024
+OVERHEAD = 200
+PER_ITEM = 100
+
+
+def _size(answer):
+    return OVERHEAD + PER_ITEM * len(answer[1])
+
+
+SHELF = kept_answers.Shelf('provider reads', keep=100000, size=_size,
+                           budget=BUDGET)
+
+
 def _answered(db, uuid, question, from_sql):
     """``question(state, uuid)``'s answer from the fresh state of ``db``,
     or, when the state has no provider ``uuid``, ``from_sql(conn,
     uuid)``."""
-    known, answer = snapshot.answer(db, question, uuid)
-    if known:
-        return answer
-    return db.read(from_sql, uuid)
+    def fresh():
+        known, found = snapshot.answer(db, question, uuid)
+        if not known:
+            return None, db.read(from_sql, uuid)
+        provider_id, answer = found
+        return [(kept_answers.PROVIDER, provider_id)], answer
+    return kept_answers.answer(db, SHELF, (question, uuid), fresh)
 
 
 def _known(from_state):
     """A question of the state from ``from_state(state, provider)``:
-    (True, its answer), or (False, None) when the state has no provider
-    of the uuid asked about."""
+    (True, (the provider's id, its answer)), or (False, None) when the
+    state has no provider of the uuid asked about."""
     def question(state, uuid):
         provider = state.provider_by_uuid(uuid)
         if provider is None:
             return False, None
-        return True, from_state(state, provider)
+        return True, (provider.id, from_state(state, provider))
     question.__name__ = question.__qualname__ = from_state.__name__
     question.__doc__ = from_state.__doc__
     return questions.question(question)

@@ -89,7 +89,7 @@ def test_an_answer_is_kept_and_given_again(client, db, allocated):
     expected = {'usages': {'VCPU': 7, 'MEMORY_MB': 3584}}
     assert client.get('/usages?project_id=p1', version='1.9').json == \
         expected
-    kept = project_usages._kept.of(db)._answers
+    kept = kept_answers.of(db).held(project_usages.SHELF).answers
     assert [key[1:] for key in kept] == [('p1', None)]
     assert client.get('/usages?project_id=p1', version='1.9').json == \
         expected
@@ -97,7 +97,7 @@ def test_an_answer_is_kept_and_given_again(client, db, allocated):
 
 def test_an_unknown_project_is_not_kept(client, db, allocated):
     assert client.get('/usages?project_id=nobody').json == {'usages': {}}
-    assert not project_usages._kept.of(db)._answers
+    assert not kept_answers.of(db).held(project_usages.SHELF).answers
 
 
 # Writes through this service's API: (name, write(client, hosts)).
@@ -312,7 +312,7 @@ def test_only_the_changed_project_is_read_again(client, db, allocated):
     """A write drops the answers of the projects it changed, and keeps
     the others'."""
     _answers(client)
-    kept = project_usages._kept.of(db)._answers
+    kept = kept_answers.of(db).held(project_usages.SHELF).answers
     p2_before = [key for key in kept if key[1] == 'p2']
     assert p2_before and any(key[1] == 'p1' for key in kept)
     allocate(client, _uuid('a'), allocated[0], 3)
@@ -328,24 +328,25 @@ def test_an_answer_read_across_a_write_is_not_kept(client, db, allocated):
     reader sums p1 as of before a write to p1, and before it can keep
     that answer another reader has already caught up past the write.
     The stale answer must not be kept."""
-    kept = kept_answers.KeptAnswers(project_usages._projects_moved,
-                                    project_usages.KEEP)
+    kept = kept_answers.KeptAnswers()
+    shelf = project_usages.SHELF
     before = []
 
     def fresh(project_id):
-        def read(conn):
-            answer = usages.for_project(conn, project_id)
+        def read():
+            answer = db.read(usages.for_project, project_id)
             if not before:
                 before.append(answer)
                 allocate(client, _uuid('a'), allocated[0], 6)
-                kept.answer(db, 'p2', fresh('p2'))
-            return usages.project_id(conn, project_id), answer
+                kept.answer(db, shelf, 'p2', fresh('p2'))
+            owner = db.read(usages.project_id, project_id)
+            return [(kept_answers.PROJECT, owner)], answer
         return read
 
-    assert kept.answer(db, 'p1', fresh('p1')) == before[0]
+    assert kept.answer(db, shelf, 'p1', fresh('p1')) == before[0]
     now = db.read(usages.for_project, 'p1')
     assert now != before[0]
-    assert kept.answer(db, 'p1', fresh('p1')) == now
+    assert kept.answer(db, shelf, 'p1', fresh('p1')) == now
 
 
 def test_readers_racing_writers_keep_nothing_stale(client, db, app, hosts):

@@ -101,7 +101,11 @@ def _assert_exact(client, db, hosts):
 
 
 def _kept(db):
-    return provider_allocations._kept.of(db)._answers
+    return _held(db).answers
+
+
+def _held(db):
+    return kept_answers.of(db).held(provider_allocations.SHELF)
 
 
 def test_an_answer_is_kept_and_given_again(client, db, allocated):
@@ -324,44 +328,48 @@ def test_an_answer_read_across_a_write_is_not_kept(client, db, allocated):
     """A reader reads cn1 as of before a write to cn1, and before it can
     keep that answer another reader has already caught up past the
     write: the stale answer must not be kept."""
-    kept = kept_answers.KeptAnswers(provider_allocations._providers_moved,
-                                    provider_allocations.KEEP)
+    kept = kept_answers.KeptAnswers()
+    shelf = kept_answers.Shelf('raw rows', keep=10)
     before = []
 
     def fresh(uuid):
-        def read(conn):
-            found = allocation_storage.for_provider(conn, uuid)
+        def read():
+            found = db.read(allocation_storage.for_provider, uuid)
             if not before:
                 before.append(found[1:])
                 allocate(client, _uuid('a'), allocated[0], 6)
-                kept.answer(db, allocated[1], fresh(allocated[1]))
-            return found[0], found[1:]
+                kept.answer(db, shelf, allocated[1], fresh(allocated[1]))
+            return [(kept_answers.PROVIDER, found[0])], found[1:]
         return read
 
-    assert kept.answer(db, allocated[0], fresh(allocated[0])) == before[0]
+    def answer(uuid):
+        return kept.answer(db, shelf, uuid, fresh(uuid))
+
+    assert answer(allocated[0]) == before[0]
     now = db.read(allocation_storage.for_provider, allocated[0])[1:]
     assert now != before[0]
-    assert kept.answer(db, allocated[0], fresh(allocated[0])) == now
+    assert answer(allocated[0]) == now
 
 
 def test_past_the_budget_answers_are_read_not_kept(client, db, allocated,
                                                    monkeypatch):
     """Answers that would go past the budget are not kept (the kept ones
     stay), and are still answered right."""
-    kept = provider_allocations._kept.of(db)
-    monkeypatch.setattr(kept, '_budget', 1)
+    held = _held(db)
+    monkeypatch.setattr(provider_allocations.SHELF, 'budget', 1)
     _assert_exact(client, db, allocated)
-    assert not kept._answers
-    monkeypatch.setattr(kept, '_budget', provider_allocations.BUDGET)
+    assert not held.answers
+    monkeypatch.setattr(provider_allocations.SHELF, 'budget',
+                        provider_allocations.BUDGET)
     _answers(client, allocated)
-    assert kept._answers and kept._held > 0
+    assert held.answers and held.bytes > 0
     allocate(client, _uuid('a'), allocated[0], 3)
     allocate(client, _uuid('c'), allocated[1], 3)
     _answers(client, allocated[:1])
     # Both providers' answers went; only cn1's was asked again.
-    assert {key[0] for key in kept._answers} == {allocated[0]}
-    assert kept._held == sum(provider_allocations._size(answer)
-                             for _owner, answer in kept._answers.values())
+    assert {key[0] for key in held.answers} == {allocated[0]}
+    assert held.bytes == sum(provider_allocations._size(answer)
+                             for _owners, answer in held.answers.values())
 
 
 def test_readers_racing_writers_keep_nothing_stale(client, db, app, hosts):
