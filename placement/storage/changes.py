@@ -275,13 +275,15 @@ def _skips_locked(dialect):
     return version[:3] >= (8, 0, 1)
 
 
-_CURRENT = sa.select(_STAMP.c.id, _STAMP.c.stamp, _STAMP.c.pruned_below,
-                     _STAMP.c.epoch, _STAMP.c.protocol).order_by(_STAMP.c.id)
+# Read by every catch-up of every copy in memory: prepared.
+_CURRENT = prepared.Statement(
+    sa.select(_STAMP.c.id, _STAMP.c.stamp, _STAMP.c.pruned_below,
+              _STAMP.c.epoch, _STAMP.c.protocol).order_by(_STAMP.c.id))
 
 
 def current(conn):
     """The Position of the log: every shard, read in one statement."""
-    rows = conn.execute(_CURRENT).all()
+    rows = _CURRENT.execute(conn).all()
     protocol = _checked(max(row.protocol for row in rows), conn.engine.url)
     return Position(sum(row.stamp for row in rows),
                     min(row.epoch for row in rows), protocol,
@@ -348,12 +350,29 @@ def changed_between(conn, before, after):
             continue
         if stamp < seen or pruned_below > seen:
             return None
-        ranges.append(sa.and_(_LOG.c.shard == shard, _LOG.c.stamp > seen,
-                              _LOG.c.stamp <= stamp))
+        ranges.append((shard, seen, stamp))
     if not ranges:
         return set()
+    if conn.dialect.name == 'postgresql':
+        shards, seen, upto = zip(*ranges)
+        return {row[0] for row in _PG_LOGGED_BETWEEN.execute(conn, {
+            'shards': list(shards), 'seen': list(seen), 'upto': list(upto)})}
     return set(conn.scalars(
-        sa.select(_LOG.c.provider_id).distinct().where(sa.or_(*ranges))))
+        sa.select(_LOG.c.provider_id).distinct().where(sa.or_(*(
+            sa.and_(_LOG.c.shard == shard, _LOG.c.stamp > seen,
+                    _LOG.c.stamp <= stamp)
+            for shard, seen, stamp in ranges)))))
+
+
+# The entries of some shards, each between two of its stamps, in one
+# prepared statement whatever the number of shards: every process reads
+# it after every write it learns of.
+_PG_LOGGED_BETWEEN = prepared.Statement(sa.text(
+    'SELECT DISTINCT log.provider_id FROM placement_provider_changes log '
+    'JOIN unnest(CAST(:shards AS INTEGER[]), CAST(:seen AS BIGINT[]), '
+    'CAST(:upto AS BIGINT[])) AS wanted(shard, seen, upto) '
+    'ON log.shard = wanted.shard AND log.stamp > wanted.seen '
+    'AND log.stamp <= wanted.upto'))
 
 
 def foreign_writes_logged(conn):

@@ -3,7 +3,6 @@ every provider filter shares.  (A provider's generation compare-and-swap
 is ``generations``'.)"""
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql
 
 from placement.storage import exceptions
 from placement.storage import prepared
@@ -106,14 +105,3 @@ def inventory_usage():
                ALLOC.c.resource_class_id == INV.c.resource_class_id)
         .correlate(INV)
         .scalar_subquery(), 0)
-
-
-def ids_in(conn, column, ids):
-    """``column IN ids``.  On PostgreSQL, as one array parameter: a long
-    list of ids bound one by one costs SQLAlchemy milliseconds to render
-    on every execution."""
-    ids = sorted(ids)
-    if conn.dialect.name == 'postgresql':
-        return column == sa.any_(sa.bindparam(
-            None, ids, type_=postgresql.ARRAY(sa.Integer)))
-    return column.in_(ids)

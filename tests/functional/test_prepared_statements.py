@@ -23,6 +23,7 @@ from placement.storage import inventories
 from placement.storage import postgresql
 from placement.storage import prepared
 from placement.storage import providers_core
+from placement.storage import state_rows
 from placement.storage import tables
 from placement.storage import traits
 from placement.storage import usages
@@ -88,6 +89,34 @@ def test_hot_reads_are_prepared_once_and_answer_as_unprepared(
         ('MEMORY_MB', 512), ('VCPU', 2)]
     with pytest.raises(exceptions.NotFound):
         db.read(allocations.for_provider, _uuid('nowhere'))
+
+
+def test_the_state_catch_up_is_prepared_and_reads_as_unprepared(
+        one_connection, host, client):
+    """What every process reads after each write it learns of: where the
+    log stands, what it logged since, and the rows of the providers it
+    named; prepared, the same rows as the statements run as they are
+    elsewhere."""
+    db = one_connection
+    provider_id = db.read(providers_core.get_by_uuid, host)['id']
+    before = db.read(changes.current)
+    client.put('/resource_providers/%s/traits' % host, version='1.6', json={
+        'resource_provider_generation': 3, 'traits': ['HW_CPU_X86_AVX']})
+    after = db.read(changes.current)
+    assert changes._CURRENT.name in _prepared_names(db)
+    assert db.read(changes.changed_between, before, after) == {provider_id}
+    assert changes._PG_LOGGED_BETWEEN.name in _prepared_names(db)
+    for rows in (state_rows._PROVIDERS, state_rows._USAGE,
+                 state_rows._INVENTORIES, state_rows._PROVIDER_TRAITS,
+                 state_rows._MEMBERSHIPS):
+        found = db.read(lambda conn: sorted(
+            tuple(row) for row in rows.of(conn, [provider_id])))
+        assert rows.some_prepared.name in _prepared_names(db)
+        expected = db.read(lambda conn: sorted(
+            tuple(row) for row in conn.execute(rows.some,
+                                               {'ids': [provider_id]})))
+        assert found == expected
+        assert found or rows is state_rows._MEMBERSHIPS
 
 
 def test_a_percent_sign_in_a_statement_survives_preparing(one_connection):
