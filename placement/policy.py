@@ -1,5 +1,6 @@
 """The oslo.policy enforcer: upstream's rules, overridable by policy file."""
 
+import operator
 import time
 
 from oslo_config import cfg
@@ -74,7 +75,7 @@ class Enforcer(oslo_policy.Enforcer):
             self._allowed_rules = self.rules
         options = self.conf.oslo_policy
         key = (rule, options.enforce_scope, options.enforce_new_defaults,
-               _hashable(target), _hashable(creds.to_policy_values()))
+               _hashable(target), _credentials_key(creds))
         try:
             hash(key)
         except TypeError:   # a value of another kind in the target
@@ -89,10 +90,30 @@ class Enforcer(oslo_policy.Enforcer):
 
 def _hashable(mapping):
     """``mapping`` (a target or credentials) as a key: its lists as
-    tuples."""
-    return tuple(sorted(
-        (name, tuple(value) if isinstance(value, list) else value)
-        for name, value in mapping.items()))
+    tuples.  Not sorted: the same code builds the same mapping in the same
+    order, and the same mapping in another order only misses."""
+    return tuple((name, tuple(value) if type(value) is list else value)
+                 for name, value in mapping.items())
+
+
+# The attributes oslo.context's own credentials give policy (the names of
+# ``to_policy_values``), read straight from the context: building that
+# mapping and walking it cost as much as the rest of a kept decision.
+_POLICY_NAMES = tuple(oslo_context.RequestContext().to_policy_values())
+_policy_values = operator.attrgetter(*_POLICY_NAMES)
+_LISTS = tuple(index for index, name in enumerate(_POLICY_NAMES)
+               if name.endswith('roles'))
+
+
+def _credentials_key(creds):
+    """What policy reads of ``creds``, hashable."""
+    if type(creds) is not oslo_context.RequestContext:
+        return _hashable(creds.to_policy_values())    # it may add values
+    values = list(_policy_values(creds))
+    for index in _LISTS:
+        if values[index] is not None:
+            values[index] = tuple(values[index])
+    return tuple(values)
 
 
 def build_enforcer(conf):

@@ -100,3 +100,30 @@ def test_kept_decisions_go_with_the_scope_option(tmp_path):
         assert enforcer.authorize(
             'placement:allocation_candidates:explain', {'project_id': 'p'},
             creds) is allowed
+
+
+def test_credentials_differing_in_any_policy_value_are_decided_apart():
+    """The kept decision's key reads the context's attributes straight:
+    every value ``to_policy_values`` gives policy must move it."""
+    base = dict(user_id='u', project_id='p', roles=['reader'],
+                system_scope=None, domain_id=None, user_domain_id='d',
+                project_domain_id='d', is_admin_project=True,
+                service_user_id=None, service_user_domain_id=None,
+                service_project_id=None, service_project_domain_id=None,
+                service_roles=[])
+    key = policy._credentials_key(oslo_context.RequestContext(**base))
+    assert key == policy._credentials_key(oslo_context.RequestContext(
+        **base))
+    hash(key)
+    others = dict(user_id='v', project_id='q', roles=['admin'],
+                  system_scope='all', domain_id='x', user_domain_id='e',
+                  project_domain_id='e', is_admin_project=False,
+                  service_user_id='s', service_user_domain_id='e',
+                  service_project_id='q', service_project_domain_id='e',
+                  service_roles=['service'])
+    assert set(others) == set(policy._POLICY_NAMES)
+    for name, value in others.items():
+        changed = oslo_context.RequestContext(**dict(base, **{name: value}))
+        assert changed.to_policy_values()[name] != \
+            oslo_context.RequestContext(**base).to_policy_values()[name]
+        assert policy._credentials_key(changed) != key, name
