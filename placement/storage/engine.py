@@ -312,6 +312,98 @@ def _autocommit(driver):
             driver.autocommit = False
 
 
+PEEK_SESSIONS = 2
+_FAILED = object()
+
+
+def _first_row(engine, pooled, statement):
+    """``statement``'s first row on ``pooled``, in autocommit; _FAILED
+    on a driver error (the caller gives the session up)."""
+    try:
+        cursor = pooled.dbapi_connection.cursor()
+        statement.execute(engine, pooled, cursor)
+        row = cursor.fetchone()
+        cursor.close()
+        return row
+    except engine.dialect.loaded_dbapi.Error:
+        return _FAILED
+
+
+class _PeekSessions:
+    """Up to PEEK_SESSIONS connections of a process kept for ``peek``,
+    outside the pool and in autocommit for good.
+
+    Every answer from memory first asks where the change log stands;
+    through the pool that question cost twice its statement's CPU (the
+    checkout, the reset on return, autocommit switched on and off: 70 us
+    against 35, measured).  A thread takes a free one, or, when all are
+    taken, a pooled connection as before: the process holds at most
+    PEEK_SESSIONS more server sessions than its pool.  Each belongs to the
+    process that opened it: a forked child forgets its parent's (the
+    driver leaves open a connection another process opened when it frees
+    it)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+        self._free = []
+        self._opened = 0
+        self._closing = 0       # sessions taken before ``close``: close
+
+    def take(self, engine):
+        """A free session (a detached pooled connection), a new one while
+        fewer than PEEK_SESSIONS are open, or None."""
+        with self._lock:
+            if self._pid != os.getpid():
+                self._pid, self._free, self._opened = os.getpid(), [], 0
+                self._closing = 0
+            if self._free:
+                return self._free.pop()
+            if self._opened >= PEEK_SESSIONS:
+                return None
+            self._opened += 1
+        try:
+            pooled = engine.raw_connection()
+            pooled.detach()
+            pooled.dbapi_connection.autocommit = True
+            return pooled
+        except (sa_exc.SQLAlchemyError,
+                engine.dialect.loaded_dbapi.Error):
+            with self._lock:
+                self._opened -= 1
+            return None
+
+    def give(self, pooled, healthy):
+        """``pooled`` back after use: kept if ``healthy``, else closed."""
+        with self._lock:
+            if self._pid != os.getpid():
+                return      # the parent's, forked while in use: not ours
+            if healthy and not self._closing:
+                self._free.append(pooled)
+                return
+            self._opened -= 1
+            if self._closing:
+                self._closing -= 1
+        _close_detached(pooled)
+
+    def close(self):
+        """Close the free sessions; those in use close on their return."""
+        with self._lock:
+            if self._pid != os.getpid():
+                return
+            free, self._free = self._free, []
+            self._opened -= len(free)
+            self._closing = self._opened
+        for pooled in free:
+            _close_detached(pooled)
+
+
+def _close_detached(pooled):
+    connection = pooled.dbapi_connection
+    if connection is not None and not connection.closed:
+        connection.close()
+
+
 def _no_connection_free():
     """What a request gets when the pool had no connection for it within
     its timeout."""
@@ -347,6 +439,7 @@ class Database:
         self._pid = os.getpid()
         # What reads outside a transaction (``_session_mode``, ``peek``).
         self._postgresql = engine.url.get_backend_name() == 'postgresql'
+        self._peeking = _PeekSessions()
 
     @property
     def engine(self):
@@ -472,24 +565,25 @@ class Database:
         """
         if not self._postgresql:
             return None
+        engine = self.engine
+        own = self._peeking.take(engine)
+        if own is not None:
+            row = _first_row(engine, own, statement)
+            self._peeking.give(own, healthy=row is not _FAILED)
+            return None if row is _FAILED else row
         try:
-            pooled = self.engine.raw_connection()
+            pooled = engine.raw_connection()
         except sa_exc.TimeoutError as error:
             raise _no_connection_free() from error
         except sa_exc.DBAPIError:
             return None
-        dbapi_error = self.engine.dialect.loaded_dbapi.Error
         try:
-            driver = pooled.driver_connection
-            with _autocommit(driver):
-                cursor = driver.cursor()
-                statement.execute(self.engine, pooled, cursor)
-                row = cursor.fetchone()
-                cursor.close()
+            with _autocommit(pooled.driver_connection):
+                row = _first_row(engine, pooled, statement)
+            if row is _FAILED:
+                pooled.invalidate()
+                return None
             return row
-        except dbapi_error:
-            pooled.invalidate()
-            return None
         finally:
             pooled.close()
 
@@ -520,6 +614,7 @@ class Database:
                 time.sleep(interval)
 
     def dispose(self):
+        self._peeking.close()
         self.engine.dispose()
 
     @contextlib.contextmanager

@@ -7,6 +7,7 @@ the session the one before it prepared statements in.
 """
 
 import logging
+import os
 import threading
 import uuid as uuidlib
 
@@ -389,18 +390,94 @@ def test_the_freshness_check_is_prepared_and_gives_up_a_lost_one(
     position = changes.summary_outside_transaction(db)
     assert position is not None
     assert changes.summary_outside_transaction(db) == position
-    assert changes._SUMMARY.name in _prepared_names(db)
-    with db.engine.connect() as conn:
-        conn.exec_driver_sql('DEALLOCATE ALL')
-        conn.commit()
+    assert changes._SUMMARY.name in _peek_prepared_names(db)
+    _deallocate_on_peek_sessions(db)
     try:
         with caplog.at_level(logging.WARNING, logger=prepared.__name__):
             assert changes.summary_outside_transaction(db) is None
         assert 'no longer prepared' in caplog.text
         assert changes.summary_outside_transaction(db) == position
-        assert changes._SUMMARY.name not in _prepared_names(db)
+        assert changes._SUMMARY.name not in _peek_prepared_names(db)
     finally:
         prepared._REFUSED.discard(db.engine)
+
+
+def _peek_prepared_names(db):
+    """The names prepared on the session ``peek`` uses."""
+    names = db.peek(prepared.Plain(
+        'SELECT array_agg(name) FROM pg_prepared_statements'))[0]
+    return set(names or ())
+
+
+def _deallocate_on_peek_sessions(db):
+    """What a pooler in transaction mode does to the sessions ``peek``
+    keeps, done by hand."""
+    own = db._peeking.take(db.engine)
+    with own.dbapi_connection.cursor() as cursor:
+        cursor.execute('DEALLOCATE ALL')
+    db._peeking.give(own, healthy=True)
+
+
+def _peek_backends(db, database_url):
+    """The server sessions of ``db``'s process that are not its pool's:
+    those ``peek`` keeps."""
+    observer = sa.create_engine(database_url)
+    try:
+        with observer.connect() as conn:
+            mine = db.read(lambda c: c.exec_driver_sql(
+                'SELECT pg_backend_pid()').scalar())
+            return {row[0] for row in conn.exec_driver_sql(
+                'SELECT pid FROM pg_stat_activity WHERE datname = '
+                'current_database() AND pid <> pg_backend_pid() '
+                'AND pid <> %(mine)s', {'mine': mine})}
+    finally:
+        observer.dispose()
+
+
+def test_the_freshness_check_keeps_at_most_its_sessions(one_connection,
+                                                        database_url):
+    """Threads asking at once share PEEK_SESSIONS sessions outside the
+    pool, and past them use the pool; ``dispose`` closes them."""
+    db = one_connection
+    barrier = threading.Barrier(6)
+    answers = []
+
+    def ask():
+        barrier.wait()
+        for _ in range(20):
+            answers.append(changes.summary_outside_transaction(db))
+    threads = [threading.Thread(target=ask) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(answers) == 120 and None not in answers
+    assert len(set(answers)) == 1
+    assert 1 <= len(_peek_backends(db, database_url)) <= \
+        engine.PEEK_SESSIONS
+    db.dispose()
+    assert _peek_backends(db, database_url) == set()
+    assert changes.summary_outside_transaction(db) == answers[0]
+
+
+def test_a_peek_session_killed_is_replaced(one_connection, database_url):
+    """The server ends the session ``peek`` keeps (a restart, an idle
+    timeout): that check says it could not tell, the session is dropped,
+    and the next check opens another."""
+    db = one_connection
+    position = changes.summary_outside_transaction(db)
+    killed = _peek_backends(db, database_url)
+    assert len(killed) == 1
+    observer = sa.create_engine(database_url)
+    try:
+        with observer.connect() as conn:
+            conn.exec_driver_sql('SELECT pg_terminate_backend(%(pid)s)',
+                                 {'pid': killed.pop()})
+    finally:
+        observer.dispose()
+    assert changes.summary_outside_transaction(db) is None
+    assert changes.summary_outside_transaction(db) == position
+    assert len(_peek_backends(db, database_url)) == 1
 
 
 def test_writes_still_run_where_nothing_is_prepared(one_connection, host):
@@ -422,3 +499,30 @@ def test_writes_still_run_where_nothing_is_prepared(one_connection, host):
         assert _prepared_names(db) == set()
     finally:
         prepared._REFUSED.discard(db.engine)
+
+
+def test_a_forked_child_opens_its_own_peek_session(one_connection,
+                                                   database_url):
+    """A child forked after its parent opened a session for ``peek``
+    leaves that one to the parent, and both keep answering."""
+    db = one_connection
+    position = changes.summary_outside_transaction(db)
+    parents = _peek_backends(db, database_url)
+    reading, writing = os.pipe()
+    child = os.fork()
+    if child == 0:      # pragma: no cover (the child reports by exit code)
+        try:
+            own = db.peek(prepared.Plain('SELECT pg_backend_pid()'))[0]
+            answer = changes.summary_outside_transaction(db)
+            os.write(writing, b'%d' % own)
+            os._exit(0 if answer == position and own not in parents
+                     else 1)
+        finally:
+            os._exit(2)
+    os.close(writing)
+    _pid, status = os.waitpid(child, 0)
+    seen = os.read(reading, 64)
+    os.close(reading)
+    assert os.waitstatus_to_exitcode(status) == 0, seen
+    assert changes.summary_outside_transaction(db) == position
+    assert _peek_backends(db, database_url) >= parents
