@@ -37,7 +37,8 @@ import falcon  # noqa: E402
 
 from benchmarks import traffic  # noqa: E402
 from placement import app as placement_app  # noqa: E402
-from placement import conf as placement_conf  # noqa: E402
+from placement.storage import engine  # noqa: E402
+from placement import config_loader  # noqa: E402
 from tests import pg_cluster  # noqa: E402
 
 SERVERS_PER_NODE = 20
@@ -224,10 +225,18 @@ def measure(client, call, made, passes, profile=None):
     return spent / count * 1e6
 
 
-def ours_and_floor(conf, nodes, passes, profile_parts):
+def ours_and_floor(conf, nodes, passes, profile_parts, detail=None):
     """[[call, ours, floor, parts or None]] per call of ``traffic.CALLS``
     (CPU microseconds per request)."""
-    ours = Answering(placement_app.build_app(conf))
+    database = engine.Database.from_conf(conf)
+    ours = Answering(placement_app.build_app(conf, database))
+    try:
+        return _measured(conf, ours, nodes, passes, profile_parts, detail)
+    finally:
+        database.dispose()
+
+
+def _measured(conf, ours, nodes, passes, profile_parts, detail):
     load(ours, nodes)
     answers = {}
     recorded = {}
@@ -247,6 +256,8 @@ def ours_and_floor(conf, nodes, passes, profile_parts):
         made = recorded[call]
         rows.append([call, measure(ours, call, made, passes),
                      _parts(ours, call, made) if profile_parts else None])
+        if call == detail:
+            _print_detail(ours, call, made)
     floor = Answering(_floor_app(conf, answers))
     for row in rows:
         row.insert(2, measure(floor, row[0], recorded[row[0]], passes))
@@ -284,6 +295,14 @@ def _parts(client, call, made):
         for name, function in PARTS}
 
 
+def _print_detail(client, call, made):
+    """cProfile's 30 functions of most cumulative time in ``call``."""
+    profile = cProfile.Profile(time.process_time)
+    measure(client, call, made, 1, profile)
+    print('--- %s, one pass under cProfile:' % traffic.CALLS[call][0])
+    pstats.Stats(profile).sort_stats('cumulative').print_stats(30)
+
+
 def _floor_app(conf, answers):
     """The application with every route's resource a Prepared one."""
     real = placement_app.routes
@@ -297,17 +316,21 @@ def _floor_app(conf, answers):
 
 
 def config(url, state_path):
-    conf = placement_conf.new_config()
-    conf([], project='placement', default_config_files=[])
-    conf.set_override('auth_strategy', 'noauth2', group='api')
-    conf.set_override('state_path', state_path)
-    policy_file = os.path.join(state_path, 'policy.yaml')
-    with open(policy_file, 'w') as handle:
+    """The configuration a server would load: logging set up as it sets
+    it up (each request's line goes to a file, as kolla's do)."""
+    path = os.path.join(state_path, 'placement.conf')
+    with open(path, 'w') as handle:
+        handle.write('[DEFAULT]\nlog_file = %s\nstate_path = %s\n'
+                     '[api]\nauth_strategy = noauth2\n'
+                     '[placement_database]\nconnection = %s\n'
+                     'sync_on_startup = true\n'
+                     '[oslo_policy]\npolicy_file = %s\n'
+                     % (os.path.join(state_path, 'placement.log'),
+                        state_path, url,
+                        os.path.join(state_path, 'policy.yaml')))
+    with open(os.path.join(state_path, 'policy.yaml'), 'w') as handle:
         handle.write('{}\n')
-    conf.set_override('policy_file', policy_file, group='oslo_policy')
-    conf.set_override('connection', url, group='placement_database')
-    conf.set_override('sync_on_startup', True, group='placement_database')
-    return conf
+    return config_loader.load(['--config-file', path])
 
 
 def main():
@@ -317,13 +340,16 @@ def main():
                         help='measured passes over the nodes per call')
     parser.add_argument('--profile', action='store_true',
                         help='where each read\'s time above its floor goes')
+    parser.add_argument('--detail', choices=list(traffic.CALLS),
+                        help='print the cProfile of one read')
     args = parser.parse_args()
     cluster = pg_cluster.Cluster().start()
     try:
         cluster.create_database('floor')
         with tempfile.TemporaryDirectory() as state_path:
             rows = ours_and_floor(config(cluster.url('floor'), state_path),
-                                  args.nodes, args.passes, args.profile)
+                                  args.nodes, args.passes, args.profile,
+                                  args.detail)
     finally:
         cluster.stop()
     print('%d nodes x %d servers, PostgreSQL, in one process; CPU us per '
