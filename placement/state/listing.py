@@ -55,6 +55,12 @@ def matching(state, wanted):
         ids = sorted(queries.holding_every(state, amounts))
     else:
         ids = state.ordered()
+    for any_of in required:
+        # nova's sharing providers (member_of and the sharing trait) are
+        # none of an aggregate's fifty members: look only at holders.
+        holders = queries.holding_any_trait(state, any_of)
+        if len(holders) < len(ids):
+            ids = sorted(holders.intersection(ids))
     if not (required or forbidden or wanted.member_of
             or wanted.forbidden_aggregates or amounts):
         return [providers[id_] for id_ in ids]

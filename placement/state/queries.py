@@ -47,6 +47,14 @@ def holding_any(state, class_ids):
     return found
 
 
+def holding_any_trait(state, trait_ids):
+    """Ids of the providers with any of the traits."""
+    found = set()
+    for trait_id in trait_ids:
+        found |= state.holding_trait(trait_id)
+    return found
+
+
 def traits_pass(provider, required, forbidden):
     """One trait id of each set of ``required``, none of ``forbidden``."""
     traits = provider.traits
