@@ -50,14 +50,10 @@ class ContextFormatter(formatters.ContextFormatter):
         for key in _FIELDS_WITH_DEFAULTS:
             if key not in record.__dict__:
                 record.__dict__[key] = ''
+        formats = self._formats or self._read_formats()
         if context:
-            record.user_identity = (
-                self.conf.logging_user_identity_format
-                % _FalseAsDash(values))
-        if record.__dict__.get('request_id'):
-            fmt = self.conf.logging_context_format_string
-        else:
-            fmt = self.conf.logging_default_format_string
+            record.user_identity = formats[2] % _FalseAsDash(values)
+        fmt = formats[0 if record.__dict__.get('request_id') else 1]
         record.error_summary = '-' if '%(error_summary)s' in fmt else ''
         if 'isotime' in fmt:
             self._compute_iso_time(record)
@@ -66,6 +62,19 @@ class ContextFormatter(formatters.ContextFormatter):
             self._style = self._styles[fmt] = logging.PercentStyle(fmt)
         self._fmt = self._style._fmt
         return logging.Formatter.format(self, record)
+
+    _formats = None
+
+    def _read_formats(self):
+        """(context, default, user identity) format strings, read from
+        the configuration once: an option is a dozen attribute lookups
+        away, and these cannot change while the process runs (oslo.log
+        does not mark them mutable)."""
+        conf = self.conf
+        self._formats = (conf.logging_context_format_string,
+                         conf.logging_default_format_string,
+                         conf.logging_user_identity_format)
+        return self._formats
 
     @staticmethod
     def _common(record, context):

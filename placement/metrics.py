@@ -143,6 +143,12 @@ def watch_pool(engine):
     def on_checkin(*_args):
         in_use.dec()
 
+    # Leaves the pool for good (the freshness check's own sessions,
+    # ``engine._PeekSessions``): no checkin will follow.
+    @event.listens_for(engine, 'detach')
+    def on_detach(*_args):
+        in_use.dec()
+
 
 # -- the process that serves them ---------------------------------------------
 
