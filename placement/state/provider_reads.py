@@ -28,9 +28,11 @@ from placement.storage import traits as trait_storage
 from placement.storage import usages as usage_storage
 
 
-# A few hundred bytes each (names the state holds are shared with it);
-# every worker keeps its own, so this is paid once per worker.
-BUDGET = 8 * 1024 * 1024
+# Counted generously (OVERHEAD, and PER_ITEM for each name, which the
+# state holds and shares): a 1,000-node cloud's three reads of every
+# node fit.  Every worker keeps its own, so this is paid once per worker:
+# a host's memory should stay nearly flat in its worker count.
+BUDGET = 4 * 1024 * 1024
 OVERHEAD = 200
 PER_ITEM = 100
 
