@@ -224,7 +224,9 @@ class CpuMeter:
     backend seen once is then followed by pid for as long as it is in
     /proc: an exited one not yet reaped has lost its title (its cmdline
     reads empty) but not its time.  The database's share is under the
-    key ``postgres`` whatever the backend.
+    key ``postgres`` whatever the backend.  The server's processes that
+    exit are counted the same way, through the reaped time of the server
+    processes that waited for them (a worker replaced mid-round).
     """
 
     def __init__(self, server, database, database_pids=None, reaper=None):
@@ -241,10 +243,24 @@ class CpuMeter:
             backends.update(pid for pid in self._known
                             if os.path.exists('/proc/%d' % pid))
             self._known = backends
-        found = {'server': self._times(self.server.pids()),
-                 'postgres': self._times(backends)}
+        server = self._times(self.server.pids())
+        found = {'server': server, 'postgres': self._times(backends),
+                 'server_reaped': self._reaped(server)}
         if self.reaper is not None:
             found['reaped'] = _reaped_seconds(self.reaper())
+        return found
+
+    @staticmethod
+    def _reaped(pids):
+        """{pid: its waited-for children's CPU} of the server's processes:
+        a worker replaced during a round (``placement-api`` replaces one
+        past ``--max-worker-memory``) leaves its time in its parent's."""
+        found = {}
+        for pid in pids:
+            try:
+                found[pid] = _reaped_seconds(pid)
+            except OSError:
+                continue
         return found
 
     @staticmethod
@@ -261,6 +277,14 @@ class CpuMeter:
             gone = sum(t for pid, t in before['postgres'].items()
                        if pid not in after['postgres'])
             used['postgres'] += after['reaped'] - before['reaped'] - gone
+        # A server process that exited and was waited for by another of
+        # them: its time since the first reading, from its parent's.
+        reaped = sum(t - before['server_reaped'].get(pid, 0.0)
+                     for pid, t in after['server_reaped'].items())
+        if reaped:
+            gone = sum(t for pid, t in before['server'].items()
+                       if pid not in after['server'])
+            used['server'] += max(0.0, reaped - gone)
         return used
 
 
