@@ -21,10 +21,16 @@ def in_every(state, member_of):
 
 def in_any(state, aggregate_uuids):
     """Ids of the providers in any of the aggregates."""
-    members = set()
-    for uuid in aggregate_uuids:
-        members |= state.in_aggregate(uuid)
-    return members
+    return _members_of_any(state.in_aggregate, aggregate_uuids)
+
+
+def _members_of_any(members_of, keys):
+    """The union of ``members_of(key)`` (a set of provider ids the state
+    keeps, not to be changed) over ``keys``, as a new set."""
+    found = set()
+    for key in keys:
+        found |= members_of(key)
+    return found
 
 
 def holding_every(state, class_ids):
@@ -41,18 +47,12 @@ def holding_every(state, class_ids):
 
 def holding_any(state, class_ids):
     """Ids of the providers with inventory of any of the classes."""
-    found = set()
-    for class_id in class_ids:
-        found |= state.holding_class(class_id)
-    return found
+    return _members_of_any(state.holding_class, class_ids)
 
 
 def holding_any_trait(state, trait_ids):
     """Ids of the providers with any of the traits."""
-    found = set()
-    for trait_id in trait_ids:
-        found |= state.holding_trait(trait_id)
-    return found
+    return _members_of_any(state.holding_trait, trait_ids)
 
 
 def traits_pass(provider, required, forbidden):
