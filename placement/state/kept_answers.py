@@ -1,9 +1,9 @@
 """Answers a process gave, kept until the change log says they moved.
 
 Some reads are asked all day and change seldom: a project's usages
-(``project_usages``), a provider's or a consumer's allocations
-(``provider_allocations``, ``consumer_allocations``), a provider's
-traits, aggregates and usages (``provider_reads``).  Each answer is owned
+(``project_usages``), a provider's allocations
+(``provider_allocations``), a provider's traits, aggregates and usages
+(``provider_reads``).  Each answer is owned
 by the ids the change log names when a write moves it (a project's, the
 providers').  A process keeps the answers it gave, per database, all
 valid at one log position, and drops an answer the moment the log
