@@ -1,7 +1,8 @@
 """What the tests of answers kept in memory (``state.kept_answers``:
-``test_project_usages_kept``, ``test_provider_allocations_kept``) set
-up and write with: two compute nodes, an allocation through the API,
-SQL run by something that is not this service."""
+``test_project_usages_kept``, ``test_provider_allocations_kept``,
+``test_provider_reads_kept``) set up and write with: two compute nodes,
+an allocation and an inventory write through the API, SQL run by
+something that is not this service."""
 
 import pytest
 import sqlalchemy as sa
@@ -34,6 +35,16 @@ def allocate(client, consumer, host, vcpu, project='p1', user='u1',
         'project_id': project, 'user_id': user,
         'consumer_type': consumer_type,
         'consumer_generation': generation})
+
+
+def reserve_a_vcpu(client, hosts):
+    """An inventory write to the first host: its generation moves, its
+    allocations do not (reserved VCPU 1)."""
+    inventories = client.get(
+        '/resource_providers/%s/inventories' % hosts[0]).json
+    inventories['inventories']['VCPU']['reserved'] = 1
+    client.put('/resource_providers/%s/inventories' % hosts[0],
+               json=inventories)
 
 
 def sql(conn, statement, **params):

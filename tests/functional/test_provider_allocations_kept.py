@@ -183,15 +183,6 @@ def _patch(client, hosts):
             'Content-Type': 'application/merge-patch+json'}))
 
 
-def _inventory(client, hosts):
-    """The provider's generation moves, its allocations do not."""
-    inventories = client.get(
-        '/resource_providers/%s/inventories' % hosts[0]).json
-    inventories['inventories']['VCPU']['reserved'] = 1
-    client.put('/resource_providers/%s/inventories' % hosts[0],
-               json=inventories)
-
-
 def _traits(client, hosts):
     generation = client.get('/resource_providers/' + hosts[1]).json[
         'generation']
@@ -261,7 +252,7 @@ OWN_WRITES = {
     'delete a consumer': _delete,
     'POST /allocations': _post_many,
     'PATCH': _patch,
-    'an inventory': _inventory,
+    'an inventory': kept_answers_cases.reserve_a_vcpu,
     'traits': _traits,
     'delete the provider': _delete_the_provider,
     'reshape': _reshape,

@@ -130,14 +130,6 @@ def _free(client, hosts):
     client.delete('/allocations/' + _uuid('server-1'))
 
 
-def _inventory(client, hosts):
-    inventories = client.get(
-        '/resource_providers/%s/inventories' % hosts[0]).json
-    inventories['inventories']['VCPU']['reserved'] = 1
-    client.put('/resource_providers/%s/inventories' % hosts[0],
-               json=inventories)
-
-
 def _sql_trait(foreign, hosts):
     with foreign.begin() as conn:
         sql(conn, 'DELETE FROM resource_provider_traits WHERE '
@@ -149,7 +141,7 @@ WRITES = {
     'a trait named anew': _new_trait,
     'aggregates': _aggregates,
     'allocations freed': _free,
-    'an inventory': _inventory,
+    'an inventory': kept_answers_cases.reserve_a_vcpu,
 }
 
 
