@@ -175,7 +175,7 @@ def requests(call, nodes, client):
                 'allocations': '/allocations', 'aggregates': '/aggregates',
                 'traits': '/traits', 'get_inventories': '/inventories',
                 'provider_usages': '/usages'}[call])
-        found.append(('GET', path, lambda: None))
+        found.append(('GET', path, _no_body))
     return found
 
 
@@ -203,14 +203,16 @@ def _write(call, node, client):
 
 
 def measure(client, call, made, passes, profile=None):
-    """CPU microseconds per request of ``made`` ((method, path, body)
-    triples), over ``passes`` passes; with ``profile`` (a cProfile
-    Profile) the passes run under it."""
+    """CPU microseconds per request of ``made`` ((method, path, body
+    maker) triples; each body made, a PUT's by a GET, outside the time),
+    over ``passes`` passes; with ``profile`` (a cProfile Profile) the
+    requests run under it."""
     microversion = traffic.CALLS[call][2]
     spent = 0.0
     count = 0
     for _ in range(passes):
-        for method, path, body in made:
+        for method, path, make_body in made:
+            body = make_body()
             started = time.process_time()
             if profile is not None:
                 profile.enable()
@@ -244,42 +246,25 @@ def _measured(conf, ours, nodes, passes, profile_parts, detail):
     for call in traffic.CALLS:
         microversion = traffic.CALLS[call][2]
         built = requests(call, nodes, ours)
-        recorded[call] = []
-        for method, path, maker in built:     # the unmeasured pass
+        for method, path, make_body in built:     # the unmeasured pass
             answers[method, path] = ours.call(method, path, microversion,
-                                              maker())
-            recorded[call].append((method, path, None))
-        if built[0][0] == 'PUT':
-            rows.append([call, _measure_writes(ours, call, built, passes),
-                         None])
-            continue
-        made = recorded[call]
-        rows.append([call, measure(ours, call, made, passes),
-                     _parts(ours, call, made) if profile_parts else None])
-        if call == detail:
-            _print_detail(ours, call, made)
+                                              make_body())
+        recorded[call] = [(method, path, _no_body)
+                          for method, path, _ in built]
+        reads = built[0][0] == 'GET'
+        rows.append([call, measure(ours, call, built, passes),
+                     _parts(ours, call, built)
+                     if profile_parts and reads else None])
+        if call == detail and reads:
+            _print_detail(ours, call, built)
     floor = Answering(_floor_app(conf, answers))
     for row in rows:
         row.insert(2, measure(floor, row[0], recorded[row[0]], passes))
     return rows
 
 
-def _measure_writes(client, call, built, passes):
-    """As ``measure``, each PUT's body made (by a GET) outside the time."""
-    microversion = traffic.CALLS[call][2]
-    spent = 0.0
-    count = 0
-    for _ in range(passes):
-        for method, path, maker in built:
-            body = maker()
-            started = time.process_time()
-            status, _headers, _payload = client.call(method, path,
-                                                     microversion, body)
-            spent += time.process_time() - started
-            count += 1
-            if status != 200:
-                raise RuntimeError('%s %s: %s' % (method, path, status))
-    return spent / count * 1e6
+def _no_body():
+    return None
 
 
 def _parts(client, call, made):
