@@ -8,7 +8,6 @@ from placement import errors
 from placement import microversion
 from placement.candidates import filters as candidate_filters
 from placement.state import listing
-from placement.state import snapshot
 from placement.handlers import base
 from placement.handlers import json_pieces
 from placement import query_params
@@ -88,10 +87,9 @@ class ResourceProviders(base.Resource):
 
     @staticmethod
     def _list_from_state(req, resp, filters):
-        """The listing from the in-memory state (``candidates.listing``);
+        """The listing from the in-memory state (``state.listing``);
         False, nothing sent, when that is left to SQL."""
-        body, changed = snapshot.answer(
-            req.context.db, listing.listing_body, filters, shape_of(req))
+        body, changed = listing.body(req.context.db, filters, shape_of(req))
         if body is None:
             return False
         json_pieces.send_json_pieces(req, resp, body)

@@ -3,9 +3,10 @@
 Some reads are asked all day and change seldom: a project's usages
 (``project_usages``), a provider's allocations
 (``provider_allocations``), a provider's traits, aggregates and usages
-(``provider_reads``).  Each answer is owned
-by the ids the change log names when a write moves it (a project's, the
-providers').  A process keeps the answers it gave, per database, all
+(``provider_reads``), a short listing of providers (``listing``).  Each
+answer is owned by the ids the change log names when a write moves it (a
+project's, the providers'), or by ANY_PROVIDER: a write to any provider
+moves it.  A process keeps the answers it gave, per database, all
 valid at one log position, and drops an answer the moment the log
 (``catch_up``) shows a write to one of its owners; a write the log cannot
 describe (anything but this service's, a log pruned past the position,
@@ -28,12 +29,16 @@ from placement.state import per_process
 
 PROVIDER = 'provider'
 PROJECT = 'project'
+# The owner of an answer that a write to any provider may move: which
+# providers an aggregate or a trait holds is no one provider's answer.
+ANY_PROVIDER = ('any provider', None)
 
 
 def owners_moved(changed):
     """The owners (kind, id) a ``catch_up.Changed`` moves."""
     return ([(PROVIDER, id_) for id_ in changed.providers]
-            + [(PROJECT, id_) for id_ in changed.projects])
+            + [(PROJECT, id_) for id_ in changed.projects]
+            + ([ANY_PROVIDER] if changed.providers else []))
 
 
 class Shelf:

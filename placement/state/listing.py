@@ -8,7 +8,9 @@ sharing with it (``member_of`` and ``required``) every few minutes, and
 at 10,000 providers reading and shaping every row from the database cost
 more than anything else in an unfiltered listing.  Entries are built per
 request, not kept: at 100,000 providers a kept copy of each would cost a
-worker more memory than the candidate state itself.  A name or uuid
+worker more memory than the candidate state itself.  A short listing's
+body is kept whole instead (``body``), by each process, until the change
+log names a write that may move it.  A name or uuid
 filter, and any provider, trait, aggregate or class the state does not
 know, are left to SQL: it finds names as the database's collation
 compares them (case-insensitively on MySQL), and raises upstream's
@@ -20,8 +22,28 @@ import re
 import typing
 
 from placement import json_encoding
+from placement.state import kept_answers
 from placement.state import queries
 from placement.state import questions
+from placement.state import snapshot
+
+# Bytes of listing bodies each process keeps per database (plus OVERHEAD
+# each): a compute node's tree at microversion 1.14 is about 800 bytes,
+# so nova's two listings of 2,000 nodes fit.  A listing past the budget
+# is answered from the state each time.
+BUDGET = 2 * 1024 * 1024
+OVERHEAD = 200
+# A tree of more providers than this is not kept: its owners would cost
+# more than its answer.
+TREE_OWNERS_AT_MOST = 1000
+
+
+def _size(answer):
+    return OVERHEAD + sum(map(len, answer[0]))
+
+
+SHELF = kept_answers.Shelf('provider listings', keep=100000, size=_size,
+                           budget=BUDGET)
 
 
 def answers_from_state(list_filters):
@@ -168,28 +190,64 @@ class _Encoder:
                 self._uuids - 1) + tree)
 
 
+def body(db, filters, shape):
+    """(the body of the listing ``filters`` asks for in ``shape``, as
+    pieces of JSON; when the latest of its providers changed) as a fresh
+    read of the state of ``db`` gives it now; (None, None) when the
+    listing is left to SQL (``matching``).  Kept by this process while
+    the change log names no write that may move it (``_owners``)."""
+    def fresh():
+        pieces, changed, owners = snapshot.answer(db, listing_body, filters,
+                                                  shape)
+        return owners, (pieces, changed)
+    return kept_answers.answer(db, SHELF, (_key(filters), shape), fresh)
+
+
+def _key(filters):
+    """What of ``filters`` the answer depends on, hashable."""
+    return (filters.in_tree, tuple(map(frozenset, filters.member_of)),
+            frozenset(filters.forbidden_aggregates),
+            tuple(map(frozenset, filters.required_traits)),
+            frozenset(filters.forbidden_traits),
+            tuple(sorted(filters.resources.items())))
+
+
+def _owners(state, wanted):
+    """The ``kept_answers`` owners of the listing ``wanted`` asks for:
+    in a tree, every provider of the tree (a provider created in it or
+    moved into it is logged with the tree's root); else a write to any
+    provider, which may have joined an aggregate or taken a trait.  None
+    for a tree too large to keep."""
+    if wanted.in_tree is None:
+        return [kept_answers.ANY_PROVIDER]
+    members = state.members(state.provider_by_uuid(wanted.in_tree).root)
+    if len(members) > TREE_OWNERS_AT_MOST:
+        return None
+    return [(kept_answers.PROVIDER, id_) for id_ in members]
+
+
 @questions.question
 def listing_body(state, filters, shape):
     """(the listing's body as pieces of JSON, when the latest of its
-    providers changed) from ``state``; (None, None) when the listing is
-    left to SQL (``matching``)."""
+    providers changed, its ``kept_answers`` owners) from ``state``;
+    (None, None, None) when the listing is left to SQL (``matching``)."""
     providers = matching(state, filters)
     if providers is None:
-        return None, None
+        return None, None, None
     changed = max((provider.changed_at for provider in providers
                    if provider.changed_at is not None), default=None)
     # Encoded a batch at a time: 100,000 providers' bodies are 74 MB of
     # JSON, and three times that as Python objects.
     encoder = _Encoder(shape)
-    body = [b'{"resource_providers":[']
+    pieces = [b'{"resource_providers":[']
     fields = _fields(state, providers)
     while True:
         batch = [encoder(each) for each in itertools.islice(
             fields, json_encoding.ENCODE_BATCH)]
         if not batch:
             break
-        if len(body) > 1:
-            body.append(b',')
-        body.append(','.join(batch).encode())
-    body.append(b']}')
-    return body, changed
+        if len(pieces) > 1:
+            pieces.append(b',')
+        pieces.append(','.join(batch).encode())
+    pieces.append(b']}')
+    return pieces, changed, _owners(state, filters)

@@ -55,7 +55,7 @@ def set_root_provider_ids(conn, batch_size, conf):
             RP.update().where(RP.c.id == provider,
                               RP.c.root_provider_id.is_(None))
             .values(root_provider_id=root)).rowcount
-        changes.touch(conn, provider)
+        changes.touch(conn, provider, root)   # root: see resource_providers
     if not done:
         changes.touch(conn)
     return len(rows), done

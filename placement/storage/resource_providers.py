@@ -89,7 +89,10 @@ def create(conn, name, uuid=None, parent_provider_uuid=None):
         if conflict is None:
             raise
         raise conflict from None
-    changes.touch(conn, provider_id)
+    # The tree's root too: a process keeps a tree's listing until the
+    # log names one of the providers listed (``state.listing``).
+    changes.touch(conn, provider_id,
+                  *([parent['root_provider_id']] if parent else []))
     if parent is None:
         # A root is its own root, which needs the id the INSERT made.
         conn.execute(_MAKE_ROOT, {'provider_id': provider_id,
@@ -202,8 +205,9 @@ def update(conn, uuid, name, parent_provider_uuid=UNCHANGED,
 def _apply_update(conn, provider_id, values):
     changes.touch(conn, provider_id)
     if 'root_provider_id' in values:
+        # The subtree, and the root of the tree it joins (see create).
         subtree = _subtree_ids(conn, provider_id)
-        changes.touch(conn, *subtree)
+        changes.touch(conn, *subtree, values['root_provider_id'])
         conn.execute(
             RP.update()
             .where(RP.c.id.in_(subtree),
