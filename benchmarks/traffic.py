@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/traffic.py [--nodes N]
         [--servers-per-node S] [--api-reads A] [--processes P]
-        [--threads T] [--rounds R] [--seconds S] [--warmup-seconds W]
+        [--threads T] [--rounds R] [--seconds S] [--warmup-minutes M]
+        [--warmup-seconds W]
         [--alone-seconds A] [--keep-data] [--backend postgresql|mysql]
         [--wsgi-server gunicorn|uwsgi]
 
@@ -491,16 +492,18 @@ def run_threads(threads, client):
 
 
 def traffic_round(port, shape, process, processes, first, threads,
-                  start_at, seconds):
+                  start_at, seconds, minutes=None):
     """Node-minutes from ``first`` on (load side) until ``seconds`` after
-    ``start_at``: this process's nodes in turn, minute after minute.
+    ``start_at`` or, given ``minutes``, once that many minutes of this
+    process's nodes are answered: its nodes in turn, minute after minute.
 
     A thread takes the next node-minute while time is left and finishes
     it whatever the clock says, so every node-minute taken is answered
     and the next round goes on where this one stopped (``next``).
     """
     nodes = my_nodes(shape[0], process, processes)
-    numbers = iter(range(first, sys.maxsize))
+    numbers = iter(range(first, sys.maxsize if minutes is None
+                         else first + minutes * len(nodes)))
     lock = threading.Lock()
     time.sleep(max(0.0, start_at - time.monotonic()))
     deadline = start_at + seconds
@@ -510,7 +513,9 @@ def traffic_round(port, shape, process, processes, first, threads,
         try:
             while time.monotonic() < deadline:
                 with lock:
-                    number = next(numbers)
+                    number = next(numbers, None)
+                if number is None:
+                    break
                 minute, index = divmod(number, len(nodes))
                 node_minute(conn, tally, shape, minute, nodes[index])
                 tally['node_minutes'] += 1
@@ -518,7 +523,9 @@ def traffic_round(port, shape, process, processes, first, threads,
             conn.close()
 
     tally = run_threads(threads, client)
-    tally['next'] = next(numbers)
+    tally['next'] = next(numbers, None)
+    if tally['next'] is None:
+        tally['next'] = first + minutes * len(nodes)
     return plain(tally)
 
 
@@ -627,9 +634,11 @@ class Loads:
                                  zip(self.processes, arguments)))
 
 
-def traffic(loads, stack, name, shape, cursors, args, seconds):
-    """One mixed round against ``name``: node-minutes, requests, the
-    elapsed time, server and database CPU, client CPU, failures."""
+def traffic(loads, stack, name, shape, cursors, args, seconds,
+            minutes=None):
+    """One mixed round against ``name`` (``traffic_round``'s):
+    node-minutes, requests, the elapsed time, server and database CPU,
+    client CPU, failures."""
     meter = stack.meters[name]
     port = stack.servers[name].port
     before = meter.read()
@@ -637,7 +646,7 @@ def traffic(loads, stack, name, shape, cursors, args, seconds):
     processes = len(loads.processes)
     tallies = loads.each(traffic_round, [
         (port, shape, process, processes, cursors[process], args.threads,
-         start_at, seconds) for process in range(processes)])
+         start_at, seconds, minutes) for process in range(processes)])
     used = meter.used(before, meter.read())
     tally = new_tally()
     for process, each in enumerate(tallies):
@@ -677,8 +686,12 @@ def measure_traffic(loads, stack, shape, args):
     for name in NAMES:
         if args.warmup_seconds:
             warmups[name] = traffic(loads, stack, name, shape, cursors[name],
-                                    args, args.warmup_seconds)
-            harness.log(describe('warm-up', name, warmups[name]))
+                                    args, args.warmup_seconds,
+                                    args.warmup_minutes)
+            harness.log(describe('warm-up', name, warmups[name])
+                        + '  (%d node-minutes in %.0f s)' % (
+                            warmups[name]['node_minutes'],
+                            warmups[name]['elapsed']))
     for number in range(1, args.rounds + 1):
         order = NAMES if number % 2 else tuple(reversed(NAMES))
         for name in order:
@@ -938,9 +951,18 @@ def parse_args(argv):
                         help='measured rounds per server (default 3)')
     parser.add_argument('--seconds', type=float, default=20,
                         help='seconds a round lasts (default 20)')
-    parser.add_argument('--warmup-seconds', type=float, default=5,
-                        help='unmeasured traffic per server first '
-                             '(default 5)')
+    parser.add_argument('--warmup-minutes', type=int,
+                        default=4 * REFRESH_EVERY,
+                        help='unmeasured traffic per server first: this '
+                             'many minutes of the cloud (default %d: '
+                             'every node refreshes its associations four '
+                             'times, so that what each worker keeps is '
+                             'nearly as it is all day), or '
+                             '--warmup-seconds if sooner'
+                             % (4 * REFRESH_EVERY))
+    parser.add_argument('--warmup-seconds', type=float, default=120,
+                        help='the longest warm-up per server (default '
+                             '120; 0 skips it)')
     parser.add_argument('--alone-seconds', type=float, default=4,
                         help='seconds each call type runs alone per '
                              'server (default 4; 0 skips that part)')
