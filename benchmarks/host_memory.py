@@ -86,6 +86,21 @@ def totals_mb(pids):
     return pss / 1024, rss / 1024
 
 
+def by_process(server):
+    """Each process's PSS in MB, by role: what a total is made of."""
+    state = set(processes.pids_where(
+        lambda argv: b'placement.cmd.state_process' in argv))
+    found = []
+    for pid in server.pids():
+        role = ('master' if pid == server.proc.pid
+                else 'state' if pid in state else 'worker')
+        try:
+            found.append('%s %.0f' % (role, smaps_kb(pid, 'Pss') / 1024))
+        except OSError:
+            pass
+    return ', '.join(sorted(found))
+
+
 def start(kind, directory, url, workers, max_worker_memory=None):
     """(harness.Server, port) of ``kind`` with ``workers`` workers (and
     placement-api's ``--max-worker-memory``, when given)."""
@@ -244,6 +259,8 @@ def measure(kind, url, root, workers, providers, max_worker_memory=None):
         time.sleep(SETTLE_SECONDS)
         warm(port, queries['nova default'], workers, rounds=2)
         pss, rss = totals_mb(server.pids())
+        print('  after the mix, PSS MB by process: %s' % by_process(server),
+              flush=True)
         nova = median_ms(port, queries['nova default'])
         limited = median_ms(port, queries['simple limit=50'])
         first, slowest = after_restart(server, port,

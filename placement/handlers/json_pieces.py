@@ -5,6 +5,8 @@ piece, so that its bytes are never copied whole once more.
 
 import falcon
 
+from placement import allocator
+
 # The media type of every answer with a body.
 JSON = 'application/json'
 # A body of pieces up to this size is sent joined; a larger one is sent
@@ -26,7 +28,8 @@ def send_json_pieces(req, resp, pieces, status=falcon.HTTP_200):
 
 def _chunks(pieces, size=256 * 1024):
     """``pieces`` as writes of about ``size`` bytes (bytes, as the WSGI
-    server wants them); each piece is let go once sent."""
+    server wants them); each piece is let go once sent, and the heap's
+    free pages go back to the system once all are."""
     pieces.reverse()
     waiting = []
     waiting_size = 0
@@ -43,3 +46,4 @@ def _chunks(pieces, size=256 * 1024):
                 waiting_size = 0
     if waiting:
         yield b''.join(waiting)
+    allocator.give_back_free_memory()

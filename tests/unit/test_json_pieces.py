@@ -46,3 +46,20 @@ def test_chunks_are_bytes_of_the_size_asked_and_the_same_body(size):
     assert all(len(chunk) == size for chunk in chunks[:-1])
     assert 0 < len(chunks[-1]) <= size
     assert b''.join(chunks) == whole
+
+
+def test_the_heap_is_given_back_once_a_body_in_pieces_is_sent(monkeypatch):
+    """A large answer's free heap pages go back to the system once its
+    last chunk is taken (glibc keeps them otherwise: a uwsgi worker
+    stayed 33-40 MB larger after a full listing at 100,000 providers)."""
+    given_back = []
+    monkeypatch.setattr(json_pieces.allocator, 'give_back_free_memory',
+                        lambda: given_back.append(True))
+    chunks = json_pieces._chunks(list(json_encoding.json_array(
+        {'n': n} for n in range(9))), 8)
+    for _ in range(3):
+        next(chunks)
+    assert not given_back
+    list(chunks)
+    assert given_back == [True]
+
