@@ -63,8 +63,10 @@ _STAMP = tables.change_stamp
 _LOG = tables.provider_changes
 
 # How this code logs changes: 1, one stamp row (revisions 0002 to 0004);
-# 2, 64 shards (0005 on), a number first recorded by revision 0009.
-PROTOCOL = 2
+# 2, 64 shards (0005 on), a number first recorded by revision 0009; 3, a
+# provider created in a tree or moved into one logged with the tree's
+# root (revision 0010).
+PROTOCOL = 3
 
 # The stamp's rows (migration 0005 made them).
 SHARDS = 64

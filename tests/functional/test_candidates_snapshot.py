@@ -438,8 +438,8 @@ def test_a_recreated_stamp_row_is_read_whole(client, db, full_loads):
         conn.exec_driver_sql('DELETE FROM placement_change_stamp'),
         conn.exec_driver_sql(
             "INSERT INTO placement_change_stamp (id, stamp, pruned_below, "
-            "epoch, own_write) VALUES (1, %d, 0, 'another', 0)"
-            % (stamp + 5))))
+            "epoch, own_write, protocol) VALUES (1, %d, 0, 'another', 0, "
+            "%d)" % (stamp + 5, changes.PROTOCOL))))
     assert client.get(query).json['allocation_requests'] == []
     assert len(full_loads) == 2
 
