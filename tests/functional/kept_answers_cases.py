@@ -7,6 +7,8 @@ something that is not this service."""
 import pytest
 import sqlalchemy as sa
 
+from placement.state import snapshot
+
 
 @pytest.fixture
 def hosts(client):
@@ -49,3 +51,11 @@ def reserve_a_vcpu(client, hosts):
 
 def sql(conn, statement, **params):
     conn.execute(sa.text(statement), params)
+
+
+def asking_the_state_fails(monkeypatch):
+    """From here on, any question of the state fails the test: what is
+    answered must be kept."""
+    def no_question(*_args):
+        raise AssertionError('a kept answer asked the state')
+    monkeypatch.setattr(snapshot, 'answer', no_question)

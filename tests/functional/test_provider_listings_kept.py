@@ -15,7 +15,6 @@ import pytest
 
 from placement.state import kept_answers
 from placement.state import listing
-from placement.state import snapshot
 from placement.storage import resource_providers as rp_storage
 
 from tests.functional import kept_answers_cases
@@ -87,10 +86,7 @@ def test_kept_listings_ask_the_state_nothing(client, db, hosts,
     first = _listings(client, hosts)
     assert first == _fresh(db, hosts)
     assert _kept(db) == set(hosts) | {None}
-
-    def no_question(*_args):
-        raise AssertionError('a kept listing asked the state')
-    monkeypatch.setattr(snapshot, 'answer', no_question)
+    kept_answers_cases.asking_the_state_fails(monkeypatch)
     assert _listings(client, hosts) == first
 
 

@@ -13,7 +13,6 @@ import pytest
 
 from placement.state import kept_answers
 from placement.state import provider_reads
-from placement.state import snapshot
 from placement.storage import aggregates as aggregate_storage
 from placement.storage import providers_core
 from placement.storage import traits as trait_storage
@@ -92,10 +91,7 @@ def test_kept_answers_ask_the_state_nothing(client, db, dressed,
     for host in dressed:
         assert _kept_of(db, host) == [
             'aggregates_in_state', 'traits_in_state', 'usages_in_state']
-
-    def no_question(*_args):
-        raise AssertionError('a kept answer asked the state')
-    monkeypatch.setattr(snapshot, 'answer', no_question)
+    kept_answers_cases.asking_the_state_fails(monkeypatch)
     assert _answers(client, dressed) == first
 
 
