@@ -793,7 +793,7 @@ def print_header(args, version, load_before, loaded):
           'each' % (args.nodes, args.servers_per_node,
                     args.nodes * args.servers_per_node, PROJECTS,
                     args.processes, args.threads, args.rounds, args.seconds,
-                    harness.WORKERS, args.wsgi_server))
+                    args.workers, args.wsgi_server))
     print('per node-minute: 1 GET allocations; 1 in %d: in_tree, '
           'aggregates, traits, sharing; %.0f%%: GET+PUT inventories '
           '(1 in %d of those + PUT traits); API reads %.2f (consumer '
