@@ -59,3 +59,14 @@ def asking_the_state_fails(monkeypatch):
     def no_question(*_args):
         raise AssertionError('a kept answer asked the state')
     monkeypatch.setattr(snapshot, 'answer', no_question)
+
+
+def seen_by_the_next_answers(answers, fresh, write):
+    """``write()`` between two ``answers()``: the second equals what the
+    tables say (``fresh()``) and differs from the first, so the write
+    was seen rather than the kept answers merely matching."""
+    before = answers()
+    write()
+    after = answers()
+    assert after == fresh()
+    assert after != before

@@ -143,17 +143,13 @@ WRITES = {
 
 @pytest.mark.parametrize('write', sorted(WRITES))
 def test_our_write_is_seen_by_the_next_answer(client, db, dressed, write):
-    before = _answers(client, dressed)
-    WRITES[write](client, dressed)
-    after = _answers(client, dressed)
-    assert after == _fresh(db, dressed)
-    assert after != before
+    kept_answers_cases.seen_by_the_next_answers(
+        lambda: _answers(client, dressed), lambda: _fresh(db, dressed),
+        lambda: WRITES[write](client, dressed))
 
 
 def test_a_foreign_write_is_seen_by_the_next_answer(client, db, foreign,
                                                     dressed):
-    before = _answers(client, dressed)
-    _sql_trait(foreign, dressed)
-    after = _answers(client, dressed)
-    assert after == _fresh(db, dressed)
-    assert after != before
+    kept_answers_cases.seen_by_the_next_answers(
+        lambda: _answers(client, dressed), lambda: _fresh(db, dressed),
+        lambda: _sql_trait(foreign, dressed))

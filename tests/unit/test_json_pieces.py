@@ -62,4 +62,3 @@ def test_the_heap_is_given_back_once_a_body_in_pieces_is_sent(monkeypatch):
     assert not given_back
     list(chunks)
     assert given_back == [True]
-
