@@ -21,6 +21,7 @@ trip to a reader, and anywhere no question of the state.
 
 from placement.state import kept_answers
 from placement.state import questions
+from placement.state import shared
 from placement.state import snapshot
 from placement.storage import aggregates as aggregate_storage
 from placement.storage import providers_core
@@ -47,10 +48,14 @@ SHELF = kept_answers.Shelf('provider reads', keep=100000, size=_size,
 
 def _answered(db, uuid, question, from_sql):
     """``question(state, uuid)``'s answer from the fresh state of ``db``,
-    or, when the state has no provider ``uuid``, ``from_sql(conn,
-    uuid)``."""
+    or ``from_sql(conn, uuid)`` when the state has no provider ``uuid``
+    or no state reader took the question in time."""
     def fresh():
-        known, found = snapshot.answer(db, question, uuid)
+        try:
+            known, found = snapshot.answer(db, question, uuid,
+                                           own_state=False)
+        except shared.Unreachable:
+            known = False
         if not known:
             return None, db.read(from_sql, uuid)
         provider_id, answer = found

@@ -26,6 +26,7 @@ import threading
 import time
 import weakref
 
+from placement import allocator
 from placement import metrics
 from placement import tracing
 from placement import version
@@ -165,15 +166,21 @@ def refresh(conn, state):
 _snapshots = per_process.PerDatabase(Snapshot, Snapshot.inherited)
 
 
-def answer(db, fn, *args):
+def answer(db, fn, *args, own_state=True):
     """``fn(state, *args)`` on the fresh state of ``db``: this process's
     own, or, where the workers of a host share state readers
     (``shared``), a reader's.  ``fn`` is a registered question
     (``questions``); its arguments and result are plain values, never
-    the state's own objects, so that either way gives the same.  When no
-    reader starts on it in time, this process answers from a state of
-    its own (read then, dropped once the readers answer again), unless
-    its client says otherwise (``shared.Client.own_state``)."""
+    the state's own objects, so that either way gives the same.
+
+    When no reader starts on it in time, this process answers from a
+    state of its own (read then, dropped once the readers answer again),
+    unless its client says otherwise (``shared.Client.own_state``) or
+    the caller has an answer of its own, from SQL (``own_state=False``):
+    then ``shared.Unreachable`` is raised.  Reading a whole state is the
+    slowest way to answer, and under load (readers busy with listings
+    of every provider) it costs each worker that falls back a copy of
+    the state: 140 MB at 100,000 providers."""
     name = questions.checked(fn)
     client = shared.client_of(db)
     if client is not None:
@@ -181,27 +188,36 @@ def answer(db, fn, *args):
             with tracing.span('state.reader', question=name):
                 result = client.call(name, args, tracing.carried())
         except shared.Unreachable as why:
-            if not client.own_state:
+            if not (client.own_state and own_state):
+                if client.own_state:
+                    _fell_back(why, 'the database')
                 raise
-            _fell_back(why)
+            _fell_back(why, "this worker's own state")
         else:
             if _snapshots.holds(db):
-                _snapshots.forget(db)
+                _forget_own_state(db)
             return result
     return answer_here(db, fn, args)
+
+
+def _forget_own_state(db):
+    """Let this worker's own state go, and the memory it took back to
+    the system: freed, its pages stayed with the worker (30 MB a worker
+    at 100,000 providers)."""
+    _snapshots.forget(db)
+    allocator.give_back_free_memory()
 
 
 _fallbacks_logged = set()
 
 
-def _fell_back(why):
-    """Say once per reason, and count each time, that a worker answers
-    from its own state."""
+def _fell_back(why, to):
+    """Say once per reason and way, and count each time, that a worker
+    answers ``to`` another way than from a reader."""
     metrics.count_state_fallback(why.reason)
-    if why.reason not in _fallbacks_logged:
-        _fallbacks_logged.add(why.reason)
-        LOG.warning('Answering from this worker\'s own state (said once '
-                    'per reason): %s', why)
+    if (why.reason, to) not in _fallbacks_logged:
+        _fallbacks_logged.add((why.reason, to))
+        LOG.warning('Answering from %s (said once per reason): %s', to, why)
 
 
 def answer_here(db, fn, args):
