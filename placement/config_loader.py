@@ -14,6 +14,7 @@ from oslo_log import log as oslo_log
 
 from placement import conf as placement_conf
 from placement import log_format
+from placement import tracing
 from placement import version
 from placement.storage import engine
 
@@ -24,15 +25,18 @@ CONFIG_FILE_ENV = 'PLACEMENT_CONFIG_FILE'
 
 
 def load(argv=None, cli_opts=(), default_config_files=None,
-         setup_logging=True):
+         setup_logging=True, http=True):
     """Parse ``argv`` and config files into a new ConfigOpts (``--version``
-    prints this release's and exits)."""
-    conf = placement_conf.new_config()
+    prints this release's and exits); without ``http``, for a process
+    that serves no HTTP (``placement_conf.register_opts``)."""
+    conf = placement_conf.new_config(http=http)
     if cli_opts:
         conf.register_cli_opts(cli_opts)
     conf(argv if argv is not None else [], project='placement',
          default_config_files=default_config_files,
          version=version.release())
+    if not http:
+        tracing.register_opts_if_set(conf)
     embedded = not conf.config_file and not conf.config_dir
     if embedded:
         conf.set_default('auth_strategy', 'noauth2', group='api')

@@ -30,19 +30,19 @@ from urllib import parse
 
 from oslo_utils import importutils
 
-_opts = importutils.try_import('osprofiler.opts')
-_initializer = importutils.try_import('osprofiler.initializer')
-_notifier = importutils.try_import('osprofiler.notifier')
-_profiler = importutils.try_import('osprofiler.profiler')
-_requests = importutils.try_import('osprofiler.requests')
-_sqlalchemy = importutils.try_import('osprofiler.sqlalchemy')
-_web = importutils.try_import('osprofiler.web')
-
 LOG = logging.getLogger(__name__)
+
+# osprofiler's modules, imported when first needed (``_osprofiler``):
+# with its drivers they are 5 MB of a process, which the state keeper
+# and its readers need only when tracing is on.
+_initializer = _notifier = _profiler = _requests = _sqlalchemy = None
+_web = None
 
 _ON = False
 _SQL = False
 _OFF = contextlib.nullcontext()
+# The groups of osprofiler's options.
+GROUPS = ('profiler', 'profiler_jaeger', 'profiler_otlp')
 
 
 def register_opts(conf):
@@ -51,17 +51,39 @@ def register_opts(conf):
     groups, which osprofiler registers on oslo.config's global object
     only (upstream's own configuration never has them, and its OTLP and
     Jaeger drivers then fail to start: no such option)."""
-    if _opts is None:
+    opts = importutils.try_import('osprofiler.opts')
+    if opts is None:
         return
-    _opts.set_defaults(conf)
-    for group, opts in _opts.list_opts():
+    opts.set_defaults(conf)
+    for group, group_opts in opts.list_opts():
         if group != 'profiler':
-            conf.register_opts(opts, group=group)
+            conf.register_opts(group_opts, group=group)
+
+
+def register_opts_if_set(conf):
+    """``register_opts`` once ``conf`` has been read, only where its
+    files set one of osprofiler's groups: a process that serves no HTTP
+    (the state keeper) imports osprofiler only to trace."""
+    if set(GROUPS) & set(conf.list_all_sections()):
+        register_opts(conf)
 
 
 def enabled(conf):
-    return _opts is not None and 'profiler' in conf and (
-        conf.profiler.enabled)
+    return 'profiler' in conf and conf.profiler.enabled
+
+
+def _osprofiler():
+    """Import osprofiler's modules into this module's globals."""
+    global _initializer, _notifier, _profiler, _requests, _sqlalchemy
+    global _web
+    from osprofiler import initializer
+    from osprofiler import notifier
+    from osprofiler import profiler
+    from osprofiler import requests
+    from osprofiler import sqlalchemy
+    from osprofiler import web
+    _initializer, _notifier, _profiler = initializer, notifier, profiler
+    _requests, _sqlalchemy, _web = requests, sqlalchemy, web
 
 
 def init(conf, db=None, service='placement-api'):
@@ -70,6 +92,7 @@ def init(conf, db=None, service='placement-api'):
     global _ON, _SQL
     if not enabled(conf):
         return
+    _osprofiler()
     host = socket.gethostname()
     sentinels = _sentinels(conf.profiler.connection_string)
     if sentinels is None:
@@ -94,6 +117,7 @@ def wrap(application, conf):
     """``application`` in osprofiler's WSGI middleware, when enabled."""
     if not enabled(conf):
         return application
+    _osprofiler()
     return _web.WsgiMiddleware.factory({}, **conf.profiler)(application)
 
 

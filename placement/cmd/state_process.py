@@ -310,7 +310,8 @@ def main(argv=None):
         signal.signal(number, signal.SIG_DFL)
     allocator.return_large_buffers()
     conf = config_loader.load(
-        sys.argv[1:] if argv is None else argv, cli_opts=CLI_OPTS)
+        sys.argv[1:] if argv is None else argv, cli_opts=CLI_OPTS,
+        http=False)
     listener = listening(conf.socket_name)
     if listener is None:
         return 0

@@ -6,11 +6,7 @@ names, groups and choices follow upstream.  The help text is ours.
 
 from oslo_config import cfg
 from oslo_log import log as logging
-from oslo_middleware import cors
-from oslo_middleware import http_proxy_to_wsgi
-from oslo_middleware import sizelimit
 
-from placement import health
 from placement import tracing
 from placement.conf import api
 from placement.conf import database
@@ -22,23 +18,39 @@ from placement.conf import policy
 _MODULES = (api, database, metrics, paths, placement, policy)
 
 
-def register_opts(conf):
-    """Register every option the service reads on ``conf``."""
+def register_opts(conf, http=True):
+    """Register every option the service reads on ``conf``; without
+    ``http``, those of a process that serves no HTTP (the state keeper):
+    none of oslo.middleware's (``[cors]``, ``[oslo_middleware]``,
+    ``[healthcheck]``), and osprofiler's only once the files are read
+    (``tracing.register_opts_if_set``).  Importing oslo.middleware
+    imports every middleware it has, with OpenTelemetry, jinja2 and
+    webob; with osprofiler and its drivers that is 10 MB of a process."""
     for module in _MODULES:
         module.register_opts(conf)
     logging.register_options(conf)
+    if http:
+        _register_http_opts(conf)
+        tracing.register_opts(conf)
+
+
+def _register_http_opts(conf):
+    from oslo_middleware import cors
+    from oslo_middleware import http_proxy_to_wsgi
+    from oslo_middleware import sizelimit
+
+    from placement import health
     set_lib_defaults()
     conf.register_opts(cors.CORS_OPTS, 'cors')
     conf.register_opts(http_proxy_to_wsgi.OPTS, 'oslo_middleware')
     conf.register_opts(sizelimit.OPTS, 'oslo_middleware')
     health.register_opts(conf)
-    tracing.register_opts(conf)
 
 
-def new_config():
+def new_config(http=True):
     """A fresh ConfigOpts with our options registered (tests use many)."""
     conf = cfg.ConfigOpts()
-    register_opts(conf)
+    register_opts(conf, http=http)
     return conf
 
 
@@ -66,6 +78,10 @@ def set_lib_defaults():
     Applied whenever options are registered, and by oslo-config-generator
     through the ``oslo.config.opts.defaults`` entry point.
     """
+    from oslo_middleware import cors
+    from oslo_middleware import sizelimit
+
+    from placement import health
     cors.set_defaults(
         allow_headers=['X-Auth-Token', 'X-Openstack-Request-Id',
                        'X-Identity-Status', 'X-Roles', 'X-Service-Catalog',

@@ -375,3 +375,36 @@ def test_a_worker_puts_what_it_loaded_beyond_the_collector(tmp_path):
         assert snapshot.keep_out_of_gc in hooks
     finally:
         gc.unfreeze()
+
+
+_STATE_PROCESS_IMPORTS = """\
+import sys
+from placement import config_loader
+from placement.cmd import state_process
+conf = config_loader.load(sys.argv[1:] + ['--socket-name', 'unused'],
+                          cli_opts=state_process.CLI_OPTS,
+                          setup_logging=False, http=False)
+print(sorted({name.split('.')[0] for name in sys.modules}
+             & {'oslo_middleware', 'osprofiler'}),
+      'profiler' in conf and conf.profiler.enabled)
+"""
+
+
+@pytest.mark.parametrize('profiler, expected', [
+    ('', "[] False"),
+    ('[profiler]\nenabled = True\nhmac_keys = secret\n',
+     "['osprofiler'] True")])
+def test_the_state_keeper_loads_only_what_it_reads(
+        write_config, profiler, expected):
+    """The state keeper serves no HTTP: with an upstream configuration
+    ([cors], [oslo_middleware] and keystone included) it imports neither
+    oslo.middleware nor osprofiler, 10 MB its readers would share, and
+    osprofiler only where the files set ``[profiler]``, whose options it
+    then reads as the API does."""
+    path = write_config()
+    with open(path, 'a') as handle:
+        handle.write(profiler)
+    result = subprocess.run(
+        [sys.executable, '-c', _STATE_PROCESS_IMPORTS, '--config-file',
+         path], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == expected
