@@ -25,17 +25,17 @@ CONFIG_FILE_ENV = 'PLACEMENT_CONFIG_FILE'
 
 
 def load(argv=None, cli_opts=(), default_config_files=None,
-         setup_logging=True, http=True):
+         setup_logging=True, api=True):
     """Parse ``argv`` and config files into a new ConfigOpts (``--version``
-    prints this release's and exits); without ``http``, for a process
-    that serves no HTTP (``placement_conf.register_opts``)."""
-    conf = placement_conf.new_config(http=http)
+    prints this release's and exits); without ``api``, for a process
+    that answers no API request (``placement_conf.register_opts``)."""
+    conf = placement_conf.new_config(api=api)
     if cli_opts:
         conf.register_cli_opts(cli_opts)
     conf(argv if argv is not None else [], project='placement',
          default_config_files=default_config_files,
          version=version.release())
-    if not http:
+    if not api:
         tracing.register_opts_if_set(conf)
     embedded = not conf.config_file and not conf.config_dir
     if embedded:

@@ -62,8 +62,8 @@ def register_opts(conf):
 
 def register_opts_if_set(conf):
     """``register_opts`` once ``conf`` has been read, only where its
-    files set one of osprofiler's groups: a process that serves no HTTP
-    (the state keeper) imports osprofiler only to trace."""
+    files set one of osprofiler's groups: a process that answers no API
+    request (the state keeper) imports osprofiler only to trace."""
     if set(GROUPS) & set(conf.list_all_sections()):
         register_opts(conf)
 

@@ -104,7 +104,8 @@ def main(argv=None):
     for number in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(number, _stop)
     conf = config_loader.load(
-        sys.argv[1:] if argv is None else argv, cli_opts=CLI_OPTS)
+        sys.argv[1:] if argv is None else argv, cli_opts=CLI_OPTS,
+        api=False)
     with metrics_serving.serving_lock(conf.directory) as mine:
         if not mine:
             return 0

@@ -311,7 +311,7 @@ def main(argv=None):
     allocator.return_large_buffers()
     conf = config_loader.load(
         sys.argv[1:] if argv is None else argv, cli_opts=CLI_OPTS,
-        http=False)
+        api=False)
     listener = listening(conf.socket_name)
     if listener is None:
         return 0

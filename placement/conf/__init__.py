@@ -18,10 +18,10 @@ from placement.conf import policy
 _MODULES = (api, database, metrics, paths, placement, policy)
 
 
-def register_opts(conf, http=True):
+def register_opts(conf, api=True):
     """Register every option the service reads on ``conf``; without
-    ``http``, those of a process that serves no HTTP (the state keeper):
-    none of oslo.middleware's (``[cors]``, ``[oslo_middleware]``,
+    ``api``, those of a process that answers no API request (the state
+    keeper, the metrics process): none of oslo.middleware's (``[cors]``, ``[oslo_middleware]``,
     ``[healthcheck]``), and osprofiler's only once the files are read
     (``tracing.register_opts_if_set``).  Importing oslo.middleware
     imports every middleware it has, with OpenTelemetry, jinja2 and
@@ -29,12 +29,12 @@ def register_opts(conf, http=True):
     for module in _MODULES:
         module.register_opts(conf)
     logging.register_options(conf)
-    if http:
-        _register_http_opts(conf)
+    if api:
+        _register_middleware_opts(conf)
         tracing.register_opts(conf)
 
 
-def _register_http_opts(conf):
+def _register_middleware_opts(conf):
     from oslo_middleware import cors
     from oslo_middleware import http_proxy_to_wsgi
     from oslo_middleware import sizelimit
@@ -47,10 +47,10 @@ def _register_http_opts(conf):
     health.register_opts(conf)
 
 
-def new_config(http=True):
+def new_config(api=True):
     """A fresh ConfigOpts with our options registered (tests use many)."""
     conf = cfg.ConfigOpts()
-    register_opts(conf, http=http)
+    register_opts(conf, api=api)
     return conf
 
 

@@ -383,7 +383,7 @@ from placement import config_loader
 from placement.cmd import state_process
 conf = config_loader.load(sys.argv[1:] + ['--socket-name', 'unused'],
                           cli_opts=state_process.CLI_OPTS,
-                          setup_logging=False, http=False)
+                          setup_logging=False, api=False)
 print(sorted({name.split('.')[0] for name in sys.modules}
              & {'oslo_middleware', 'osprofiler'}),
       'profiler' in conf and conf.profiler.enabled)
@@ -396,11 +396,11 @@ print(sorted({name.split('.')[0] for name in sys.modules}
      "['osprofiler'] True")])
 def test_the_state_keeper_loads_only_what_it_reads(
         write_config, profiler, expected):
-    """The state keeper serves no HTTP: with an upstream configuration
-    ([cors], [oslo_middleware] and keystone included) it imports neither
-    oslo.middleware nor osprofiler, 10 MB its readers would share, and
-    osprofiler only where the files set ``[profiler]``, whose options it
-    then reads as the API does."""
+    """The state keeper answers no API request: with an upstream
+    configuration ([cors], [oslo_middleware] and keystone included) it
+    imports neither oslo.middleware nor osprofiler, 10 MB its readers
+    would share, and osprofiler only where the files set ``[profiler]``,
+    whose options it then reads as the API does."""
     path = write_config()
     with open(path, 'a') as handle:
         handle.write(profiler)

@@ -13,6 +13,7 @@ all of them exit once no worker is connected, or when the server's
 process group is told to stop.
 """
 
+import contextlib
 import os
 import signal
 import socket
@@ -136,6 +137,21 @@ def _until(condition, within, what):
     while not condition():
         assert time.monotonic() < deadline, what
         time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def _readers_stopped(keeper):
+    """Both readers of ``keeper`` stopped (SIGSTOP) for the block."""
+    readers = [_reader(keeper, slot) for slot in range(2)]
+    for pid in readers:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        _until(lambda: all(_state_of(pid) == 'T' for pid in readers), 5,
+               'the readers did not stop')
+        yield
+    finally:
+        for pid in readers:
+            os.kill(pid, signal.SIGCONT)
 
 
 def _world(client):
@@ -370,16 +386,8 @@ def test_every_reader_silent_the_worker_answers_from_its_own_state(
     _world(client)
     shared.answer_through(db, keeper)
     assert _timed(client)[1:] == (200, 3)
-    readers = [_reader(keeper, slot) for slot in range(2)]
-    for pid in readers:
-        os.kill(pid, signal.SIGSTOP)
-    _until(lambda: all(_state_of(pid) == 'T' for pid in readers), 5,
-           'the readers did not stop')
-    try:
+    with _readers_stopped(keeper):
         timings = [_timed(client) for _ in range(5)]
-    finally:
-        for pid in readers:
-            os.kill(pid, signal.SIGCONT)
     # The first waits for its deadline; the next ones skip the silent
     # readers; every answer is exact.
     assert timings[0][0] < shared.DEADLINE + 0.5, timings
@@ -413,16 +421,8 @@ def test_every_reader_silent_a_provider_s_reads_come_from_sql(
     kept_answers._kept.forget(db)
     snapshot._snapshots.forget(db)
     shared.answer_through(db, keeper)
-    readers = [_reader(keeper, slot) for slot in range(2)]
-    for pid in readers:
-        os.kill(pid, signal.SIGSTOP)
-    _until(lambda: all(_state_of(pid) == 'T' for pid in readers), 5,
-           'the readers did not stop')
-    try:
+    with _readers_stopped(keeper):
         answers = [_asked(client, 'GET', path, None) for path in paths]
-    finally:
-        for pid in readers:
-            os.kill(pid, signal.SIGCONT)
     assert answers == expected
     assert set(keeper.fell_back) == {('unanswered', 'the database')}
     assert not snapshot._snapshots.holds(db)
