@@ -21,7 +21,11 @@ and each worker count:
   requests, and a compute node's own reads for nodes all over the
   cloud, then full listings: what hours of traffic read, so that pages a
   worker shares but touches are counted as copied) and measures it again
-  with total RSS (a shared page counted in every process);
+  with total RSS (a shared page counted in every process); then asks
+  every provider's allocations once (and every fifth one's tree, as
+  nova-compute does each minute: ``every_node_once``), so that what
+  each worker keeps of them is as full as a day makes it, and measures
+  again;
 - nova's default request and ``limit=50``, one client, medians;
 - the first requests after a worker restart: one worker is killed (the
   master starts another, as it would after ``max-requests``, a crash or
@@ -184,6 +188,32 @@ def mix(port, providers, workers, seconds=30):
             'GET', '/resource_providers'), range(workers * 2)))
 
 
+def every_node_once(port, providers, workers, seconds=180):
+    """What each nova-compute asks of its own provider every minute, its
+    allocations (and every fifth minute its tree), once for every
+    provider, from ``workers`` clients at once (at most ``seconds``):
+    what each worker keeps of them (``state.provider_allocations``,
+    ``state.listing``) is then as full as a day of that traffic makes
+    it, where the mix keeps little."""
+    deadline = time.monotonic() + seconds
+
+    def one(number):
+        if time.monotonic() > deadline:
+            return
+        node = candidates.uid('rp', 'flat-cn-%05d' % number)
+        paths = ['/resource_providers/%s/allocations' % node]
+        if number % 5 == 0:
+            paths.append('/resource_providers?in_tree=%s' % node)
+        for path in paths:
+            status, raw, _ = candidates.Connection(port, 600).request(
+                'GET', path)
+            if status != 200:
+                raise RuntimeError('%s %s %s' % (path, status, raw[:300]))
+
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        list(pool.map(one, range(providers), chunksize=100))
+
+
 SETTLE_SECONDS = 15
 
 
@@ -261,15 +291,20 @@ def measure(kind, url, root, workers, providers, max_worker_memory=None):
         pss, rss = totals_mb(server.pids())
         print('  after the mix, PSS MB by process: %s' % by_process(server),
               flush=True)
+        every_node_once(port, providers, workers)
+        kept, _ = totals_mb(server.pids())
+        print('  after every node\'s own calls, PSS MB by process: %s'
+              % by_process(server), flush=True)
         nova = median_ms(port, queries['nova default'])
         limited = median_ms(port, queries['simple limit=50'])
         first, slowest = after_restart(server, port,
                                        queries['nova default'])
         print('%-13s %2d workers  PSS %5.0f MB warmed, %5.0f at most during '
-              'the mix, %5.0f after it  RSS %5.0f MB  nova %5.1f ms  '
-              'limit=50 %4.1f ms  after a restart: first %6.1f ms, slowest '
-              '%6.1f ms' % (kind, workers, warmed, sampler.peak, pss, rss,
-                            nova, limited, first, slowest), flush=True)
+              'the mix, %5.0f after it, %5.0f after every node\'s own '
+              'calls  RSS %5.0f MB  nova %5.1f ms  limit=50 %4.1f ms  after '
+              'a restart: first %6.1f ms, slowest %6.1f ms' % (
+                  kind, workers, warmed, sampler.peak, pss, kept, rss, nova,
+                  limited, first, slowest), flush=True)
         return pss
     finally:
         server.stop()

@@ -21,7 +21,6 @@ still stands at the answers' position: exactly what a fresh read would
 answer at that moment, whoever wrote last.
 """
 
-import collections
 import threading
 
 from placement.state import catch_up
@@ -41,10 +40,22 @@ def owners_moved(changed):
             + ([ANY_PROVIDER] if changed.providers else []))
 
 
+# What keeping an answer costs besides the answer's own bytes (its
+# ``Shelf.size``), as tracemalloc measures it on CPython 3.11: its key,
+# its place in the order of use, its first owner's entry in the index of
+# owners; and each further owner's entry (a tree's listing has one per
+# provider).  Counted toward a shelf's budget with the answer, so that a
+# budget bounds the memory the answers take: an empty allocations answer
+# kept costs 500 bytes, not the 50 of its body
+# (tests/unit/test_kept_answers_cost.py).
+ENTRY_BYTES = 500
+OWNER_BYTES = 250
+
+
 class Shelf:
     """One kind of answer a process keeps: at most ``keep`` of them (the
     least recently used go first) and, when ``size`` is given, at most
-    ``budget`` of ``size(answer)`` in all: a new answer that would go past
+    ``budget`` bytes in all (``cost``): a new answer that would go past
     it is not kept (under a round-robin of more owners than fit, evicting
     would keep none that is asked again)."""
 
@@ -57,44 +68,90 @@ class Shelf:
     def __repr__(self):
         return 'Shelf(%r)' % self.name
 
+    def cost(self, answer, owners):
+        """The bytes keeping ``answer`` for ``owners`` takes (0 on a
+        shelf without a budget)."""
+        if self.size is None:
+            return 0
+        return (self.size(answer) + ENTRY_BYTES
+                + OWNER_BYTES * max(0, len(owners) - 1))
+
 
 class Held:
     """What one process holds of one Shelf for one database."""
 
     def __init__(self, shelf):
         self.shelf = shelf
-        self.answers = collections.OrderedDict()   # key: (owners, answer)
+        # key: (owners, answer), the least recently used first (a plain
+        # dict: an OrderedDict's links cost each answer 100 bytes more).
+        self.answers = {}
         self.bytes = 0
 
     def remember(self, key, owners, answer, keys_of):
         self.forget(key, keys_of)
         shelf = self.shelf
-        size = shelf.size(answer) if shelf.size else 0
+        size = shelf.cost(answer, owners)
         if shelf.budget is not None and self.bytes + size > shelf.budget:
             return
         self.answers[key] = (owners, answer)
         for owner in owners:
-            keys_of[owner].add((self, key))
+            _index(keys_of, owner, (self, key))
         self.bytes += size
         while len(self.answers) > shelf.keep:
             self.forget(next(iter(self.answers)), keys_of)
+
+    def used(self, key):
+        """The kept (owners, answer) of ``key``, now the most recently
+        used, or None."""
+        kept = self.answers.pop(key, None)
+        if kept is not None:
+            self.answers[key] = kept
+        return kept
 
     def forget(self, key, keys_of):
         kept = self.answers.pop(key, None)
         if kept is None:
             return
         owners, answer = kept
-        if self.shelf.size:
-            self.bytes -= self.shelf.size(answer)
+        self.bytes -= self.shelf.cost(answer, owners)
         for owner in owners:
-            keys = keys_of[owner]
-            keys.discard((self, key))
-            if not keys:
-                del keys_of[owner]
+            _unindex(keys_of, owner, (self, key))
 
     def clear(self):
         self.answers.clear()
         self.bytes = 0
+
+
+# The index of owners (``KeptAnswers._keys_of``) maps an owner to the one
+# (Held, key) it owns, or to a set of them: most own one answer per
+# shelf, and a set of one cost each answer 216 bytes more.
+
+def _index(keys_of, owner, entry):
+    found = keys_of.get(owner)
+    if found is None:
+        keys_of[owner] = entry
+    elif isinstance(found, set):
+        found.add(entry)
+    elif found != entry:
+        keys_of[owner] = {found, entry}
+
+
+def _unindex(keys_of, owner, entry):
+    found = keys_of.get(owner)
+    if isinstance(found, set):
+        found.discard(entry)
+        if not found:
+            del keys_of[owner]
+    elif found == entry:
+        del keys_of[owner]
+
+
+def _owned(keys_of, owner):
+    """The (Held, key) entries ``owner`` owns, as a list."""
+    found = keys_of.get(owner)
+    if found is None:
+        return []
+    return list(found) if isinstance(found, set) else [found]
 
 
 class KeptAnswers:
@@ -104,7 +161,7 @@ class KeptAnswers:
         self._lock = threading.Lock()
         self._position = None       # changes.Position the answers are at
         self._held = {}             # Shelf: Held
-        self._keys_of = collections.defaultdict(set)  # owner: (Held, key)
+        self._keys_of = {}          # owner: (Held, key), or a set of them
 
     def held(self, shelf):
         """What this process holds of ``shelf`` (the tests look)."""
@@ -145,10 +202,7 @@ class KeptAnswers:
         if self._position is None or self._position.summary() != summary:
             return None
         held = self._held.get(shelf)
-        kept = held.answers.get(key) if held is not None else None
-        if kept is not None:
-            held.answers.move_to_end(key)
-        return kept
+        return held.used(key) if held is not None else None
 
     def _catch_up(self, conn):
         """Drop what changed since the answers' position and stand where
@@ -182,7 +236,7 @@ class KeptAnswers:
             self._keys_of.clear()
             return
         for owner in owners_moved(changed):
-            for held, key in list(self._keys_of.get(owner, ())):
+            for held, key in _owned(self._keys_of, owner):
                 held.forget(key, self._keys_of)
 
 

@@ -29,17 +29,16 @@ from placement.storage import traits as trait_storage
 from placement.storage import usages as usage_storage
 
 
-# Counted generously (OVERHEAD, and PER_ITEM for each name, which the
-# state holds and shares): a 1,000-node cloud's three reads of every
-# node fit.  Every worker keeps its own, so this is paid once per worker:
-# a host's memory should stay nearly flat in its worker count.
-BUDGET = 4 * 1024 * 1024
-OVERHEAD = 200
-PER_ITEM = 100
+# Bytes of kept answers per process and database (``Shelf.cost``, with
+# PER_ITEM for each name or amount of an answer, 0.6-0.8 KB for each of
+# a compute node's reads): 3,000 nodes' three reads fit.  Every worker
+# keeps its own, so this is paid once per worker.
+BUDGET = 6 * 1024 * 1024
+PER_ITEM = 110
 
 
 def _size(answer):
-    return OVERHEAD + PER_ITEM * len(answer[1])
+    return PER_ITEM * len(answer[1])
 
 
 SHELF = kept_answers.Shelf('provider reads', keep=100000, size=_size,

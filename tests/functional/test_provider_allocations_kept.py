@@ -359,8 +359,8 @@ def test_past_the_budget_answers_are_read_not_kept(client, db, allocated,
     _answers(client, allocated[:1])
     # Both providers' answers went; only cn1's was asked again.
     assert {key[0] for key in held.answers} == {allocated[0]}
-    assert held.bytes == sum(provider_allocations._size(answer)
-                             for _owners, answer in held.answers.values())
+    assert held.bytes == sum(provider_allocations.SHELF.cost(answer, owners)
+                             for owners, answer in held.answers.values())
 
 
 def test_readers_racing_writers_keep_nothing_stale(client, db, app, hosts):
