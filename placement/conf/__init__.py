@@ -21,11 +21,12 @@ _MODULES = (api, database, metrics, paths, placement, policy)
 def register_opts(conf, api=True):
     """Register every option the service reads on ``conf``; without
     ``api``, those of a process that answers no API request (the state
-    keeper, the metrics process): none of oslo.middleware's (``[cors]``, ``[oslo_middleware]``,
-    ``[healthcheck]``), and osprofiler's only once the files are read
-    (``tracing.register_opts_if_set``).  Importing oslo.middleware
-    imports every middleware it has, with OpenTelemetry, jinja2 and
-    webob; with osprofiler and its drivers that is 10 MB of a process."""
+    keeper, the metrics process): none of oslo.middleware's (``[cors]``,
+    ``[oslo_middleware]``, ``[healthcheck]``), and osprofiler's only once
+    the files are read (``tracing.register_opts_if_set``).  Importing
+    oslo.middleware imports every middleware it has, with OpenTelemetry,
+    jinja2 and webob; with osprofiler and its drivers that is 10 MB of a
+    process."""
     for module in _MODULES:
         module.register_opts(conf)
     logging.register_options(conf)

@@ -188,9 +188,10 @@ def answer(db, fn, *args, own_state=True):
             with tracing.span('state.reader', question=name):
                 result = client.call(name, args, tracing.carried())
         except shared.Unreachable as why:
-            if not (client.own_state and own_state):
-                if client.own_state:
-                    _fell_back(why, 'the database')
+            if not client.own_state:
+                raise
+            if not own_state:
+                _fell_back(why, 'the database')
                 raise
             _fell_back(why, "this worker's own state")
         else:
