@@ -91,7 +91,9 @@ def totals_mb(pids):
 
 
 def by_process(server):
-    """Each process's PSS in MB, by role: what a total is made of."""
+    """Each process's PSS in MB, by role, and in brackets what of it is
+    its own (private pages): what a total is made of, and how much of a
+    shared state a process has copied."""
     state = set(processes.pids_where(
         lambda argv: b'placement.cmd.state_process' in argv))
     found = []
@@ -99,7 +101,10 @@ def by_process(server):
         role = ('master' if pid == server.proc.pid
                 else 'state' if pid in state else 'worker')
         try:
-            found.append('%s %.0f' % (role, smaps_kb(pid, 'Pss') / 1024))
+            own = (smaps_kb(pid, 'Private_Clean')
+                   + smaps_kb(pid, 'Private_Dirty'))
+            found.append('%s %.0f (%.0f)' % (
+                role, smaps_kb(pid, 'Pss') / 1024, own / 1024))
         except OSError:
             pass
     return ', '.join(sorted(found))
@@ -280,6 +285,8 @@ def measure(kind, url, root, workers, providers, max_worker_memory=None):
     try:
         warm(port, queries['nova default'], workers)
         warmed, _ = totals_mb(server.pids())
+        print('  warmed, PSS (own) MB by process: %s' % by_process(server),
+              flush=True)
         sampler = _PeakSampler(server)
         sampler.start()
         mix(port, providers, workers)
@@ -289,11 +296,11 @@ def measure(kind, url, root, workers, providers, max_worker_memory=None):
         time.sleep(SETTLE_SECONDS)
         warm(port, queries['nova default'], workers, rounds=2)
         pss, rss = totals_mb(server.pids())
-        print('  after the mix, PSS MB by process: %s' % by_process(server),
+        print('  after the mix, PSS (own) MB by process: %s' % by_process(server),
               flush=True)
         every_node_once(port, providers, workers)
         kept, _ = totals_mb(server.pids())
-        print('  after every node\'s own calls, PSS MB by process: %s'
+        print('  after every node\'s own calls, PSS (own) MB by process: %s'
               % by_process(server), flush=True)
         nova = median_ms(port, queries['nova default'])
         limited = median_ms(port, queries['simple limit=50'])

@@ -19,13 +19,6 @@ import orjson
 ENCODE_BATCH = 2000
 
 
-def to_keep(data):
-    """``data`` (bytes) copied to an object of its own size, for an answer
-    kept for long: orjson's bytes keep the whole buffer it wrote into,
-    4 KB at least, so a kept answer of 50 bytes cost 4 KB."""
-    return bytes(memoryview(data))
-
-
 def encode_json(body):
     """``body`` as JSON bytes: by orjson, in C (an answer of thousands of
     allocation candidates took the standard library 15 ms to encode,

@@ -22,6 +22,7 @@ import webtest
 
 from placement import app as placement_app
 from placement import conf as placement_conf
+from placement.state import answer_store
 from placement.state import questions
 from placement.storage import engine
 from placement.storage import migration
@@ -298,3 +299,9 @@ def client(app):
     return Client(app)
 
 
+def pytest_sessionfinish(session):
+    """Remove the stores of kept answers the servers the tests started
+    left behind (a worker killed removes nothing): memory until
+    removed."""
+    if os.path.isdir(answer_store.DIRECTORY):
+        answer_store.remove_unused(answer_store.DIRECTORY)

@@ -28,6 +28,8 @@ from placement import capacity_metrics
 from placement import config_loader
 from placement import metrics
 from placement import metrics_serving
+from placement.state import kept_answers
+from placement.state import shared
 from placement.state import snapshot
 from placement.storage import engine
 
@@ -91,6 +93,8 @@ class _Server(gunicorn_base.BaseApplication):
         self.db = engine.Database.from_conf(self.conf)
         application = app.build_app(self.conf, self.db, prepare=False)
         snapshot.serving(self.db)
+        if self.conf.workers > 1:
+            kept_answers.keep_on_host(self.db, shared.host_name(self.conf))
         if self.conf.metrics.enabled:
             _serve_metrics(self.conf, self.db)
         self.db.dispose()

@@ -64,28 +64,34 @@ def _serialize_for_consumer(req, consumer, allocations):
     return body
 
 
-def _provider_body(with_generation):
+def _provider_body(generation, allocations, with_generation):
     """The shape ``provider_allocations`` keeps of a provider's
     allocations: (the JSON body, with each consumer's generation or not,
     as bytes; the newest allocation's change time, or None)."""
-    def shape(generation, allocations):
-        by_consumer = {}
-        for allocation in allocations:
-            entry = by_consumer.setdefault(allocation['consumer_uuid'],
-                                           {'resources': {}})
-            entry['resources'][allocation['resource_class']] = (
-                allocation['used'])
-            if with_generation:
-                entry['consumer_generation'] = (
-                    allocation['consumer_generation'])
-        return json_encoding.encode_json({
-            'allocations': by_consumer,
-            'resource_provider_generation': generation,
-        }), base.newest_change(allocations)
-    return shape
+    by_consumer = {}
+    for allocation in allocations:
+        entry = by_consumer.setdefault(allocation['consumer_uuid'],
+                                       {'resources': {}})
+        entry['resources'][allocation['resource_class']] = (
+            allocation['used'])
+        if with_generation:
+            entry['consumer_generation'] = allocation['consumer_generation']
+    return json_encoding.encode_json({
+        'allocations': by_consumer,
+        'resource_provider_generation': generation,
+    }), base.newest_change(allocations)
 
 
-_PROVIDER_BODIES = {True: _provider_body(True), False: _provider_body(False)}
+def _provider_body_with_generations(generation, allocations):
+    return _provider_body(generation, allocations, True)
+
+
+def _provider_body_before_generations(generation, allocations):
+    return _provider_body(generation, allocations, False)
+
+
+PROVIDER_BODIES = {True: _provider_body_with_generations,
+                    False: _provider_body_before_generations}
 
 
 # -- writing ---------------------------------------------------------------
@@ -244,7 +250,7 @@ class ProviderAllocations(base.Resource):
                     responses={200: schemas.PROVIDER_ALLOCATIONS})
     def on_get(self, req, resp, uuid):
         req.context.can(policies.RP_ALLOC_LIST)
-        shape = _PROVIDER_BODIES[_version(req) >= GENERATION_VERSION]
+        shape = PROVIDER_BODIES[_version(req) >= GENERATION_VERSION]
         try:
             body, changed = provider_allocations.answer(
                 req.context.db, uuid, shape)

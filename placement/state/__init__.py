@@ -27,6 +27,9 @@ only on those above it (and on ``storage``, which does the SQL).
 - ``snapshot``: a process's ``State`` of a database, refreshed under a
   lock before each read (``Snapshot.fresh``); ``answer`` asks it a
   question, or asks the readers.
+- ``answer_store``: the host's store of kept answers, one for every
+  worker of a service; ``kept_answers``: what of it a process may give,
+  by the change log.
 - ``listing`` and ``provider_reads``: ``GET /resource_providers`` and a
   provider's usages, traits and aggregates from the state, else SQL; the
   latter kept as ``kept_answers`` keeps them.

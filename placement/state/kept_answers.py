@@ -1,4 +1,4 @@
-"""Answers a process gave, kept until the change log says they moved.
+"""Answers given once, kept until the change log says they moved.
 
 Some reads are asked all day and change seldom: a project's usages
 (``project_usages``), a provider's allocations
@@ -6,23 +6,32 @@ Some reads are asked all day and change seldom: a project's usages
 (``provider_reads``), a short listing of providers (``listing``).  Each
 answer is owned by the ids the change log names when a write moves it (a
 project's, the providers'), or by ANY_PROVIDER: a write to any provider
-moves it.  A process keeps the answers it gave, per database, all
-valid at one log position, and drops an answer the moment the log
-(``catch_up``) shows a write to one of its owners; a write the log cannot
+moves it.
+
+The answers are kept in a store of the host's (``answer_store``: one for
+every worker of a service, of a fixed size), each with its owners and
+the log position it was read at.  Each process follows the log
+(``catch_up``), and remembers at which position it last saw each owner
+move; a kept answer is given only when none of its owners moved after
+the answer's position, and when the log, read at the request, still
+stands where this process last read it: exactly what a fresh read would
+answer at that moment, whoever wrote last.  A write the log cannot
 describe (anything but this service's, a log pruned past the position,
-another database) or a class or trait named anew drops every answer.
+another database), or a class or trait named anew, moves every owner:
+no answer read before it is given again.
 
-Every kind of answer (a ``Shelf``: its own keys, count and byte limits)
-shares its process's one position, so that a write costs each process one
-reading of the log, whatever it keeps.
-
-An answer is given from memory only when the log, read at the request,
-still stands at the answers' position: exactly what a fresh read would
-answer at that moment, whoever wrote last.
+Every kind of answer (a ``Shelf``) shares its process's one position, so
+that a write costs each process one reading of the log, whatever it
+keeps.
 """
 
+import pickle
 import threading
+import types
+import typing
+import weakref
 
+from placement.state import answer_store
 from placement.state import catch_up
 from placement.state import per_process
 
@@ -32,6 +41,11 @@ PROJECT = 'project'
 # providers an aggregate or a trait holds is no one provider's answer.
 ANY_PROVIDER = ('any provider', None)
 
+# Owners whose last move a process remembers at most; past it, the
+# oldest half is forgotten, and no answer read before their moves is
+# given again (about 150 bytes each).
+OWNERS_REMEMBERED = 10000
+
 
 def owners_moved(changed):
     """The owners (kind, id) a ``catch_up.Changed`` moves."""
@@ -40,139 +54,25 @@ def owners_moved(changed):
             + ([ANY_PROVIDER] if changed.providers else []))
 
 
-# What keeping an answer costs besides the answer's own bytes (its
-# ``Shelf.size``), as tracemalloc measures it on CPython 3.11: its key,
-# its place in the order of use, its first owner's entry in the index of
-# owners; and each further owner's entry (a tree's listing has one per
-# provider).  Counted toward a shelf's budget with the answer, so that a
-# budget bounds the memory the answers take: an empty allocations answer
-# kept costs 500 bytes, not the 50 of its body
-# (tests/unit/test_kept_answers_cost.py).
-ENTRY_BYTES = 500
-OWNER_BYTES = 250
-
-
-class Shelf:
-    """One kind of answer a process keeps: at most ``keep`` of them (the
-    least recently used go first) and, when ``size`` is given, at most
-    ``budget`` bytes in all (``cost``): a new answer that would go past
-    it is not kept (under a round-robin of more owners than fit, evicting
-    would keep none that is asked again)."""
-
-    def __init__(self, name, keep, size=None, budget=None):
-        self.name = name
-        self.keep = keep
-        self.size = size
-        self.budget = budget
-
-    def __repr__(self):
-        return 'Shelf(%r)' % self.name
-
-    def cost(self, answer, owners):
-        """The bytes keeping ``answer`` for ``owners`` takes (0 on a
-        shelf without a budget)."""
-        if self.size is None:
-            return 0
-        return (self.size(answer) + ENTRY_BYTES
-                + OWNER_BYTES * max(0, len(owners) - 1))
-
-
-class Held:
-    """What one process holds of one Shelf for one database."""
-
-    def __init__(self, shelf):
-        self.shelf = shelf
-        # key: (owners, answer), the least recently used first (a plain
-        # dict: an OrderedDict's links cost each answer 100 bytes more).
-        self.answers = {}
-        self.bytes = 0
-
-    def remember(self, key, owners, answer, keys_of):
-        self.forget(key, keys_of)
-        shelf = self.shelf
-        size = shelf.cost(answer, owners)
-        if shelf.budget is not None and self.bytes + size > shelf.budget:
-            return
-        self.answers[key] = (owners, answer)
-        for owner in owners:
-            _index(keys_of, owner, (self, key))
-        self.bytes += size
-        while len(self.answers) > shelf.keep:
-            self.forget(next(iter(self.answers)), keys_of)
-
-    def used(self, key):
-        """The kept (owners, answer) of ``key``, now the most recently
-        used, or None."""
-        kept = self.answers.pop(key, None)
-        if kept is not None:
-            self.answers[key] = kept
-        return kept
-
-    def forget(self, key, keys_of):
-        kept = self.answers.pop(key, None)
-        if kept is None:
-            return
-        owners, answer = kept
-        self.bytes -= self.shelf.cost(answer, owners)
-        for owner in owners:
-            _unindex(keys_of, owner, (self, key))
-
-    def clear(self):
-        self.answers.clear()
-        self.bytes = 0
-
-
-# The index of owners (``KeptAnswers._keys_of``) maps an owner to the one
-# (Held, key) it owns, or to a set of them: most own one answer per
-# shelf, and a set of one cost each answer 216 bytes more.
-
-def _index(keys_of, owner, entry):
-    found = keys_of.get(owner)
-    if found is None:
-        keys_of[owner] = entry
-    elif isinstance(found, set):
-        found.add(entry)
-    elif found != entry:
-        keys_of[owner] = {found, entry}
-
-
-def _unindex(keys_of, owner, entry):
-    found = keys_of.get(owner)
-    if isinstance(found, set):
-        found.discard(entry)
-        if not found:
-            del keys_of[owner]
-    elif found == entry:
-        del keys_of[owner]
-
-
-def _owned(keys_of, owner):
-    """The (Held, key) entries ``owner`` owns, as a list."""
-    found = keys_of.get(owner)
-    if found is None:
-        return []
-    return list(found) if isinstance(found, set) else [found]
+class Shelf(typing.NamedTuple):
+    """One kind of answer kept: its name, part of each key; and, where an
+    answer may be large, ``size(answer)``: its bytes at least, so that
+    one too large to keep is not encoded to find out."""
+    name: str
+    size: typing.Optional[typing.Callable] = None
 
 
 class KeptAnswers:
-    """One process's answers for one database, on every shelf."""
+    """One process's view of the answers kept for one database."""
 
-    def __init__(self):
+    def __init__(self, store):
         self._lock = threading.Lock()
-        self._position = None       # changes.Position the answers are at
-        self._held = {}             # Shelf: Held
-        self._keys_of = {}          # owner: (Held, key), or a set of them
-
-    def held(self, shelf):
-        """What this process holds of ``shelf`` (the tests look)."""
-        with self._lock:
-            return self._holding(shelf)
-
-    def _holding(self, shelf):
-        held = self._held.get(shelf)
-        if held is None:
-            held = self._held[shelf] = Held(shelf)
-        return held
+        self._position = None       # changes.Position last read
+        # The log total before which no answer is given (nothing says
+        # what moved before it), and each owner's last move seen after.
+        self._floor = None
+        self._moved_at = {}         # owner: log total, oldest first
+        self.store = store
 
     def answer(self, db, shelf, key, read):
         """The answer for ``key`` on ``shelf``: kept, or ``read()``'s,
@@ -184,32 +84,53 @@ class KeptAnswers:
             position = self._position
         if not catch_up.unchanged(db, position):
             position = db.read(self._catch_up)
-        with self._lock:
-            found = self._found(position.summary(), shelf, key)
-        if found is not None:
-            return found[1]
+        stamp = position.summary()
+        name = _key(shelf, key) if isinstance(stamp, tuple) else None
+        if name is not None:
+            found = self._kept(name, stamp)
+            if found is not None:
+                return found
         owners, answer = read()
-        if owners is not None:
-            with self._lock:
-                if self._position.summary() == position.summary():
-                    self._holding(shelf).remember(key, tuple(owners),
-                                                  answer, self._keys_of)
+        if owners is not None and name is not None and (
+                shelf.size is None
+                or shelf.size(answer) < answer_store.LARGEST):
+            self.store.put(name, pickle.dumps(
+                (stamp, tuple(owners), answer), pickle.HIGHEST_PROTOCOL))
         return answer
 
-    def _found(self, summary, shelf, key):
-        """The kept (owners, answer) for ``key`` if the answers are at
-        ``summary`` (``Position.summary``); called with the lock held."""
-        if self._position is None or self._position.summary() != summary:
+    def holds(self, shelf, key):
+        """Whether an answer for ``key`` is kept and still given, as of
+        the position this process last read (the tests look)."""
+        with self._lock:
+            position = self._position
+        stamp = None if position is None else position.summary()
+        return isinstance(stamp, tuple) and self._kept(
+            _key(shelf, key), stamp) is not None
+
+    def _kept(self, name, stamp):
+        """The answer kept under ``name`` if it is exact at ``stamp``
+        (``Position.summary``, this process's latest), or None."""
+        record = self.store.get(name)
+        if record is None:
             return None
-        held = self._held.get(shelf)
-        return held.used(key) if held is not None else None
+        (read_at, owners, answer) = pickle.loads(record)
+        if read_at[1] != stamp[1] or read_at[0] > stamp[0]:
+            return None     # another database, or read past this process
+        with self._lock:
+            if self._floor is None or read_at[0] < self._floor:
+                return None
+            moved_at = self._moved_at
+            for owner in owners:
+                if moved_at.get(owner, -1) > read_at[0]:
+                    return None
+        return answer
 
     def _catch_up(self, conn):
-        """Drop what changed since the answers' position and stand where
+        """Note what moved since this process's position and stand where
         the log does now (returned).
 
-        Another thread may have moved the position meanwhile: dropping
-        what changed since an earlier position drops more than needed,
+        Another thread may have moved the position meanwhile: noting
+        what changed since an earlier position notes more than needed,
         never less, and the position never goes back.
         """
         with self._lock:
@@ -222,25 +143,67 @@ class KeptAnswers:
                     changed = catch_up.UNKNOWN  # another database
                 elif now.total >= current.total:
                     return current  # another thread got further
-            self._drop(changed)
+            self._note(changed, current.total)
             self._position = current
         return current
 
-    def _drop(self, changed):
-        """Drop what ``changed`` touches: every answer when the log
-        cannot say or a class or trait was named anew (answers show
-        names), else those of the owners it moved."""
+    def _note(self, changed, total):
+        """Note that what ``changed`` touches moved by ``total``: every
+        owner when the log cannot say or a class or trait was named anew
+        (answers show names); called with the lock held."""
         if changed.unknown or changed.names:
-            for held in self._held.values():
-                held.clear()
-            self._keys_of.clear()
+            self._floor = total
+            self._moved_at.clear()
             return
+        moved_at = self._moved_at
         for owner in owners_moved(changed):
-            for held, key in _owned(self._keys_of, owner):
-                held.forget(key, self._keys_of)
+            moved_at.pop(owner, None)
+            moved_at[owner] = total
+        if len(moved_at) > OWNERS_REMEMBERED:
+            forgotten = list(moved_at)[:len(moved_at) // 2]
+            self._floor = moved_at[forgotten[-1]]
+            for owner in forgotten:
+                del moved_at[owner]
 
 
-_kept = per_process.PerDatabase(lambda _db: KeptAnswers())
+def _key(shelf, key):
+    """``key`` of ``shelf`` as bytes every process makes alike."""
+    return ('%s\0%s' % (shelf.name, _text(key))).encode()
+
+
+def _text(value):
+    """``value`` (plain values, tuples, sets, module-level functions) as
+    text independent of the process: no addresses, sets sorted."""
+    if value is None or isinstance(value, (bool, int, float, str, bytes)):
+        return repr(value)
+    if isinstance(value, (frozenset, set)):
+        return '{%s}' % ','.join(sorted(map(_text, value)))
+    if isinstance(value, (tuple, list)):
+        return '%s(%s)' % (type(value).__name__,
+                           ','.join(map(_text, value)))
+    if isinstance(value, types.FunctionType) and (
+            '<locals>' not in value.__qualname__):
+        return '%s.%s' % (value.__module__, value.__qualname__)
+    raise TypeError('%r cannot be part of a kept answer\'s key' % (value,))
+
+
+_hosts = weakref.WeakKeyDictionary()
+
+
+def keep_on_host(db, name):
+    """Have every process that serves ``db`` with this ``name`` keep its
+    answers in one store of the host (``answer_store.for_host``); called
+    where a server runs several workers of one service."""
+    _hosts[db] = name
+
+
+def _kept_answers(db):
+    name = _hosts.get(db)
+    return KeptAnswers(answer_store.private() if name is None
+                       else answer_store.for_host(name))
+
+
+_kept = per_process.PerDatabase(_kept_answers)
 
 
 def of(db):

@@ -9,7 +9,7 @@ at 10,000 providers reading and shaping every row from the database cost
 more than anything else in an unfiltered listing.  Entries are built per
 request, not kept: at 100,000 providers a kept copy of each would cost a
 worker more memory than the candidate state itself.  A short listing's
-body is kept whole instead (``body``), by each process, until the change
+body is kept whole instead (``body``, ``kept_answers``), until the change
 log names a write that may move it.  A name or uuid
 filter, and any provider, trait, aggregate or class the state does not
 know, are left to SQL: it finds names as the database's collation
@@ -27,25 +27,16 @@ from placement.state import queries
 from placement.state import questions
 from placement.state import snapshot
 
-# Bytes of listing bodies each process keeps per database (``Shelf.cost``:
-# the body and what keeping it costs, with each owner): a compute node's
-# tree at microversion 1.14 is about 800 bytes of body, 1,700 kept, so
-# nova's listings of 1,800 nodes fit.  A listing past the budget is
-# answered from the state each time.
-BUDGET = 3 * 1024 * 1024
-# Bytes each piece of a body costs besides its own.
-PER_PIECE = 100
 # A tree of more providers than this is not kept: its owners would cost
 # more than its answer.
 TREE_OWNERS_AT_MOST = 1000
 
 
 def _size(answer):
-    return sum(map(len, answer[0])) + PER_PIECE * len(answer[0])
+    return sum(map(len, answer[0]))
 
 
-SHELF = kept_answers.Shelf('provider listings', keep=100000, size=_size,
-                           budget=BUDGET)
+SHELF = kept_answers.Shelf('provider listings', size=_size)
 
 
 def answers_from_state(list_filters):
@@ -206,20 +197,12 @@ def body(db, filters, shape):
 
 
 def _key(filters):
-    """What of ``filters`` the answer depends on, hashable (an empty set
-    as one shared object: each new one cost a kept listing 216 bytes)."""
-    return (filters.in_tree, tuple(map(_frozen, filters.member_of)),
-            _frozen(filters.forbidden_aggregates),
-            tuple(map(_frozen, filters.required_traits)),
-            _frozen(filters.forbidden_traits),
+    """What of ``filters`` the answer depends on, in plain values."""
+    return (filters.in_tree, tuple(map(frozenset, filters.member_of)),
+            frozenset(filters.forbidden_aggregates),
+            tuple(map(frozenset, filters.required_traits)),
+            frozenset(filters.forbidden_traits),
             tuple(sorted(filters.resources.items())))
-
-
-_NOTHING = frozenset()
-
-
-def _frozen(items):
-    return frozenset(items) if items else _NOTHING
 
 
 def _owners(state, wanted):

@@ -6,26 +6,24 @@ index probes for a large project, and most of the database's work in
 ``benchmarks/traffic.py`` at 10,000 compute nodes.  It changes only when
 one of those consumers' allocations, project, user or type does.
 
-So each process keeps the answers it gave, per database, and drops a
-project's the moment the change log (``catch_up``) shows a write that
-moved its usage.  This service's writes log the projects they change
+So the answers given are kept (``kept_answers``), and a project's is not
+given again once the change log (``catch_up``) shows a write that moved
+its usage.  This service's writes log the projects they change
 (``changes.projects_changed``).  Anything else's write to allocations,
 consumers, projects, users or consumer types is logged as EVERYTHING
 (migrations 0004 and 0008), and so is a renamed resource class (NAMES);
-either drops every answer.
+either moves every answer.
 
-All kept answers are valid at one log position.  One is given only when
-the log, read at the request, still stands there: exactly what a fresh
-read would answer at that moment, whoever wrote last.  A project nobody
+A kept answer is given only when the log, read at the request, shows no
+write that moved it: exactly what a fresh read would answer at that
+moment, whoever wrote last.  A project nobody
 has allocated for yet is not kept (its answer costs one index probe).
 """
 
 from placement.state import kept_answers
 from placement.storage import usages
 
-# Answers kept per process and database, the least recently used dropped
-# first: a few hundred bytes each.
-SHELF = kept_answers.Shelf('project usages', keep=4096)
+SHELF = kept_answers.Shelf('project usages')
 
 
 def _answer(db, read, project_id, *rest):

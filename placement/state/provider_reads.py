@@ -13,10 +13,10 @@ NotFound in upstream's words, or finds the provider the way its
 collation compares (case-insensitively on MySQL).  Each read below is
 the pair, state then SQL, written once for every handler.
 
-What the state answered is kept by each process (``kept_answers``) until
-the change log names a write to that provider: where the workers of a
-host share state readers, a provider asked about again costs no round
-trip to a reader, and anywhere no question of the state.
+What the state answered is kept (``kept_answers``) until the change log
+names a write to that provider: where the workers of a host share state
+readers, a provider asked about again costs no round trip to a reader,
+and anywhere no question of the state.
 """
 
 from placement.state import kept_answers
@@ -29,20 +29,7 @@ from placement.storage import traits as trait_storage
 from placement.storage import usages as usage_storage
 
 
-# Bytes of kept answers per process and database (``Shelf.cost``, with
-# PER_ITEM for each name or amount of an answer, 0.6-0.8 KB for each of
-# a compute node's reads): 3,000 nodes' three reads fit.  Every worker
-# keeps its own, so this is paid once per worker.
-BUDGET = 6 * 1024 * 1024
-PER_ITEM = 110
-
-
-def _size(answer):
-    return PER_ITEM * len(answer[1])
-
-
-SHELF = kept_answers.Shelf('provider reads', keep=100000, size=_size,
-                           budget=BUDGET)
+SHELF = kept_answers.Shelf('provider reads')
 
 
 def _answered(db, uuid, question, from_sql):

@@ -103,14 +103,19 @@ def code_digest():
 
 def socket_name(conf):
     """The abstract socket name of the state keeper for ``conf``."""
+    return 'placement-state-' + host_name(conf)
+
+
+def host_name(conf):
+    """What names the host's processes of one service: this user, this
+    release and code, the database and configuration of ``conf``."""
     identity = '\n'.join([
         str(os.getuid()), version.release(), code_digest(),
         os.path.dirname(os.path.abspath(__file__)),
         str(conf.placement_database.connection),
         '\0'.join(os.path.abspath(path) for path in conf.config_file or ()),
         str(conf.config_dir or '')])
-    return 'placement-state-' + hashlib.sha256(
-        identity.encode()).hexdigest()[:24]
+    return hashlib.sha256(identity.encode()).hexdigest()[:24]
 
 
 def python():
@@ -459,6 +464,12 @@ def _server_workers():
     if not hasattr(mod_wsgi, 'process_group'):
         return None
     return getattr(mod_wsgi, 'maximum_processes', 1), os.getpid()
+
+
+def loaded_in_each_worker():
+    """Whether the WSGI server loads the application in each of its
+    workers (``_server_workers``)."""
+    return _server_workers() is not None
 
 
 def reader_count(workers):

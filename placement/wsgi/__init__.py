@@ -35,6 +35,7 @@ from placement import app
 from placement import config_loader
 from placement import metrics
 from placement import metrics_serving
+from placement.state import kept_answers
 from placement.state import shared
 from placement.state import snapshot
 from placement.storage import engine
@@ -50,6 +51,8 @@ def init_application():
         metrics_serving.record_in(samples)
     db = engine.Database.from_conf(conf)
     application = app.build_app(conf, db)
+    if shared.loaded_in_each_worker():
+        kept_answers.keep_on_host(db, shared.host_name(conf))
     if shared.attach(db, conf):
         # Answers arrive whole from a state reader: a large one's
         # buffers go back to the system once sent.

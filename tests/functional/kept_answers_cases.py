@@ -7,6 +7,7 @@ something that is not this service."""
 import pytest
 import sqlalchemy as sa
 
+from placement.state import kept_answers
 from placement.state import snapshot
 
 
@@ -23,6 +24,29 @@ def hosts(client):
                 'DISK_GB': {'total': 1000}}})
         found.append(uuid)
     return found
+
+
+@pytest.fixture
+def asked(monkeypatch):
+    """Every (shelf, key) asked of the kept answers while the test runs,
+    in the order first asked (the store keeps digests of keys only)."""
+    seen = []
+    answer = kept_answers.KeptAnswers.answer
+
+    def recording(self, db, shelf, key, read):
+        if (shelf, key) not in seen:
+            seen.append((shelf, key))
+        return answer(self, db, shelf, key, read)
+    monkeypatch.setattr(kept_answers.KeptAnswers, 'answer', recording)
+    return seen
+
+
+def kept_keys(db, asked, shelf):
+    """The keys of ``shelf`` among those ``asked`` whose answers are
+    kept and would be given now."""
+    kept = kept_answers.of(db)
+    return [key for each, key in asked
+            if each == shelf and kept.holds(shelf, key)]
 
 
 def allocate(client, consumer, host, vcpu, project='p1', user='u1',

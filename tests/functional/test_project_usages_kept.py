@@ -19,6 +19,7 @@ import webtest
 
 from placement import app as placement_app
 from placement.storage import engine
+from placement.state import answer_store
 from placement.state import kept_answers
 from placement.state import project_usages
 from placement.storage import usages
@@ -38,6 +39,7 @@ def _uuid(name):
 
 
 hosts = kept_answers_cases.hosts     # the fixture
+asked = kept_answers_cases.asked     # the fixture
 
 
 # Every shape of the question, as (query, the fresh read that answers it).
@@ -85,19 +87,20 @@ def allocated(client, hosts):
     return hosts
 
 
-def test_an_answer_is_kept_and_given_again(client, db, allocated):
+def test_an_answer_is_kept_and_given_again(asked, client, db, allocated):
     expected = {'usages': {'VCPU': 7, 'MEMORY_MB': 3584}}
     assert client.get('/usages?project_id=p1', version='1.9').json == \
         expected
-    kept = kept_answers.of(db).held(project_usages.SHELF).answers
+    kept = kept_answers_cases.kept_keys(db, asked, project_usages.SHELF)
     assert [key[1:] for key in kept] == [('p1', None)]
     assert client.get('/usages?project_id=p1', version='1.9').json == \
         expected
 
 
-def test_an_unknown_project_is_not_kept(client, db, allocated):
+def test_an_unknown_project_is_not_kept(asked, client, db, allocated):
     assert client.get('/usages?project_id=nobody').json == {'usages': {}}
-    assert not kept_answers.of(db).held(project_usages.SHELF).answers
+    assert not kept_answers_cases.kept_keys(db, asked,
+                                            project_usages.SHELF)
 
 
 # Writes through this service's API: (name, write(client, hosts)).
@@ -308,17 +311,20 @@ def test_random_writes_never_leave_an_answer_stale(client, db, foreign,
         _assert_exact(client, db)
 
 
-def test_only_the_changed_project_is_read_again(client, db, allocated):
+def test_only_the_changed_project_is_read_again(asked, client, db,
+                                                allocated):
     """A write drops the answers of the projects it changed, and keeps
     the others'."""
     _answers(client)
-    kept = kept_answers.of(db).held(project_usages.SHELF).answers
-    p2_before = [key for key in kept if key[1] == 'p2']
-    assert p2_before and any(key[1] == 'p1' for key in kept)
+
+    def kept():
+        return kept_answers_cases.kept_keys(db, asked, project_usages.SHELF)
+    p2_before = [key for key in kept() if key[1] == 'p2']
+    assert p2_before and any(key[1] == 'p1' for key in kept())
     allocate(client, _uuid('a'), allocated[0], 3)
     client.get('/usages?project_id=p2', version='1.9')  # reads the log
-    assert [key for key in kept if key[1] == 'p1'] == []
-    assert [key for key in kept if key[1] == 'p2'] == p2_before
+    assert [key for key in kept() if key[1] == 'p1'] == []
+    assert [key for key in kept() if key[1] == 'p2'] == p2_before
     _assert_exact(client, db)
 
 
@@ -328,7 +334,7 @@ def test_an_answer_read_across_a_write_is_not_kept(client, db, allocated):
     reader sums p1 as of before a write to p1, and before it can keep
     that answer another reader has already caught up past the write.
     The stale answer must not be kept."""
-    kept = kept_answers.KeptAnswers()
+    kept = kept_answers.KeptAnswers(answer_store.private())
     shelf = project_usages.SHELF
     before = []
 

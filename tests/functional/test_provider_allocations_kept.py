@@ -19,6 +19,8 @@ import pytest
 import webtest
 
 from placement import app as placement_app
+from placement.handlers import allocation as allocation_handler
+from placement.state import answer_store
 from placement.state import kept_answers
 from placement.state import provider_allocations
 from placement.storage import allocations as allocation_storage
@@ -100,17 +102,17 @@ def _assert_exact(client, db, hosts):
             assert modified == newest.strftime('%a, %d %b %Y %H:%M:%S GMT')
 
 
-def _kept(db):
-    return _held(db).answers
-
-
-def _held(db):
-    return kept_answers.of(db).held(provider_allocations.SHELF)
+def _kept(db, uuids):
+    """The (uuid, shape) of ``uuids`` whose answers are kept and given."""
+    kept = kept_answers.of(db)
+    return {(uuid, shape) for uuid in uuids
+            for shape in allocation_handler.PROVIDER_BODIES.values()
+            if kept.holds(provider_allocations.SHELF, (uuid, shape))}
 
 
 def test_an_answer_is_kept_and_given_again(client, db, allocated):
     first = _answers(client, allocated)
-    assert {key[0] for key in _kept(db)} == set(allocated)
+    assert {key[0] for key in _kept(db, allocated)} == set(allocated)
     assert _answers(client, allocated) == first
     _assert_exact(client, db, allocated)
 
@@ -120,7 +122,7 @@ def test_an_unknown_provider_is_404_and_not_kept(client, db):
     response = client.get('/resource_providers/%s/allocations' % missing,
                           status=404)
     assert 'not found' in response.json['errors'][0]['detail']
-    assert not _kept(db)
+    assert not _kept(db, [missing])
 
 
 def test_a_provider_without_allocations_is_modified_now(client, db, hosts):
@@ -135,12 +137,12 @@ def test_a_provider_without_allocations_is_modified_now(client, db, hosts):
 
 def test_only_the_changed_provider_is_read_again(client, db, allocated):
     _answers(client, allocated)
-    cn2 = [key for key in _kept(db) if key[0] == allocated[1]]
+    cn2 = _kept(db, allocated[1:2])
     assert cn2
     allocate(client, _uuid('a'), allocated[0], 3)
     client.get('/resource_providers/%s/allocations' % allocated[1])
-    assert [key for key in _kept(db) if key[0] == allocated[0]] == []
-    assert [key for key in _kept(db) if key[0] == allocated[1]] == cn2
+    assert _kept(db, allocated[:1]) == set()
+    assert _kept(db, allocated[1:2]) == cn2
     _assert_exact(client, db, allocated)
 
 
@@ -319,8 +321,8 @@ def test_an_answer_read_across_a_write_is_not_kept(client, db, allocated):
     """A reader reads cn1 as of before a write to cn1, and before it can
     keep that answer another reader has already caught up past the
     write: the stale answer must not be kept."""
-    kept = kept_answers.KeptAnswers()
-    shelf = kept_answers.Shelf('raw rows', keep=10)
+    kept = kept_answers.KeptAnswers(answer_store.private())
+    shelf = kept_answers.Shelf('raw rows')
     before = []
 
     def fresh(uuid):
@@ -342,25 +344,21 @@ def test_an_answer_read_across_a_write_is_not_kept(client, db, allocated):
     assert answer(allocated[0]) == now
 
 
-def test_past_the_budget_answers_are_read_not_kept(client, db, allocated,
-                                                   monkeypatch):
-    """Answers that would go past the budget are not kept (the kept ones
-    stay), and are still answered right."""
-    held = _held(db)
-    monkeypatch.setattr(provider_allocations.SHELF, 'budget', 1)
-    _assert_exact(client, db, allocated)
-    assert not held.answers
-    monkeypatch.setattr(provider_allocations.SHELF, 'budget',
-                        provider_allocations.BUDGET)
-    _answers(client, allocated)
-    assert held.answers and held.bytes > 0
-    allocate(client, _uuid('a'), allocated[0], 3)
-    allocate(client, _uuid('c'), allocated[1], 3)
+def test_answers_the_store_has_no_room_for_are_read_not_kept(
+        client, db, allocated, monkeypatch):
+    """Answers that do not fit in the store are not kept, the kept ones
+    stay, and every answer is still exact."""
+    kept = kept_answers.of(db)
+    monkeypatch.setattr(kept, 'store', answer_store.private(size=40960))
     _answers(client, allocated[:1])
-    # Both providers' answers went; only cn1's was asked again.
-    assert {key[0] for key in held.answers} == {allocated[0]}
-    assert held.bytes == sum(provider_allocations.SHELF.cost(answer, owners)
-                             for owners, answer in held.answers.values())
+    assert _kept(db, allocated[:1])
+    used, room = kept.store.used()
+    filler = b'x' * (room - used - 24)  # 8 bytes left after its key
+    kept.store.put(b'filler', filler)
+    assert kept.store.get(b'filler') == filler
+    _assert_exact(client, db, allocated)
+    assert _kept(db, allocated[1:]) == set()
+    assert {key[0] for key in _kept(db, allocated)} == {allocated[0]}
 
 
 def test_readers_racing_writers_keep_nothing_stale(client, db, app, hosts):

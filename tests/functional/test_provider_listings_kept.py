@@ -13,7 +13,6 @@ import uuid as uuidlib
 
 import pytest
 
-from placement.state import kept_answers
 from placement.state import listing
 from placement.storage import resource_providers as rp_storage
 
@@ -28,6 +27,7 @@ FIELDS = ('uuid', 'name', 'generation', 'parent_provider_uuid',
           'root_provider_uuid')
 
 hosts_alone = kept_answers_cases.hosts     # the fixture
+asked = kept_answers_cases.asked     # the fixture
 
 
 @pytest.fixture
@@ -62,9 +62,9 @@ def _fresh(db, hosts):
             for each in filters]
 
 
-def _kept(db):
-    return {key[0] for key, _shape in kept_answers.of(db).held(
-        listing.SHELF).answers}
+def _kept(db, asked):
+    return {key[0] for key, _shape in kept_answers_cases.kept_keys(
+        db, asked, listing.SHELF)}
 
 
 def _generation(client, uuid):
@@ -81,20 +81,21 @@ def _share(client, uuid):
         'traits': ['MISC_SHARES_VIA_AGGREGATE']}, version='1.6')
 
 
-def test_kept_listings_ask_the_state_nothing(client, db, hosts,
+def test_kept_listings_ask_the_state_nothing(asked, client, db, hosts,
                                              monkeypatch):
     first = _listings(client, hosts)
     assert first == _fresh(db, hosts)
-    assert _kept(db) == set(hosts) | {None}
+    assert _kept(db, asked) == set(hosts) | {None}
     kept_answers_cases.asking_the_state_fails(monkeypatch)
     assert _listings(client, hosts) == first
 
 
-def test_a_write_in_one_tree_keeps_the_other_tree(client, db, hosts):
+def test_a_write_in_one_tree_keeps_the_other_tree(asked, client, db,
+                                                   hosts):
     _listings(client, hosts)
     kept_answers_cases.reserve_a_vcpu(client, hosts)
     client.get(_tree(hosts[1]), version='1.18')
-    assert _kept(db) == {hosts[1]}
+    assert _kept(db, asked) == {hosts[1]}
     assert _listings(client, hosts) == _fresh(db, hosts)
 
 
@@ -194,8 +195,9 @@ def test_a_foreign_write_is_seen_by_the_next_listing(client, db, foreign,
         lambda: _moved_by_hand(foreign, hosts))
 
 
-def test_a_tree_too_large_is_not_kept(client, db, hosts, monkeypatch):
+def test_a_tree_too_large_is_not_kept(asked, client, db, hosts,
+                                      monkeypatch):
     monkeypatch.setattr(listing, 'TREE_OWNERS_AT_MOST', 1)
     _child_of(client, hosts[0])
     _listings(client, hosts)
-    assert _kept(db) == {hosts[1], None}
+    assert _kept(db, asked) == {hosts[1], None}

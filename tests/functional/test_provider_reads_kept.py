@@ -11,7 +11,6 @@ import uuid as uuidlib
 
 import pytest
 
-from placement.state import kept_answers
 from placement.state import provider_reads
 from placement.storage import aggregates as aggregate_storage
 from placement.storage import providers_core
@@ -31,6 +30,7 @@ def _uuid(name):
 
 
 hosts = kept_answers_cases.hosts     # the fixture
+asked = kept_answers_cases.asked     # the fixture
 
 
 @pytest.fixture
@@ -75,33 +75,32 @@ def _fresh(db, hosts):
     return found
 
 
-def _kept(db):
-    return kept_answers.of(db).held(provider_reads.SHELF).answers
-
-
-def _kept_of(db, host):
-    return sorted(question.__name__ for question, uuid in _kept(db)
+def _kept_of(db, asked, host):
+    return sorted(question.__name__ for question, uuid
+                  in kept_answers_cases.kept_keys(db, asked,
+                                                  provider_reads.SHELF)
                   if uuid == host)
 
 
-def test_kept_answers_ask_the_state_nothing(client, db, dressed,
+def test_kept_answers_ask_the_state_nothing(asked, client, db, dressed,
                                             monkeypatch):
     first = _answers(client, dressed)
     assert first == _fresh(db, dressed)
     for host in dressed:
-        assert _kept_of(db, host) == [
+        assert _kept_of(db, asked, host) == [
             'aggregates_in_state', 'traits_in_state', 'usages_in_state']
     kept_answers_cases.asking_the_state_fails(monkeypatch)
     assert _answers(client, dressed) == first
 
 
-def test_a_write_drops_its_provider_answers_only(client, db, dressed):
+def test_a_write_drops_its_provider_answers_only(asked, client, db,
+                                                 dressed):
     _answers(client, dressed)
-    cn2 = _kept_of(db, dressed[1])
+    cn2 = _kept_of(db, asked, dressed[1])
     allocate(client, _uuid('server-0'), dressed[0], 3)
     client.get('/resource_providers/%s/traits' % dressed[1], version='1.6')
-    assert _kept_of(db, dressed[0]) == []
-    assert _kept_of(db, dressed[1]) == cn2
+    assert _kept_of(db, asked, dressed[0]) == []
+    assert _kept_of(db, asked, dressed[1]) == cn2
     assert _answers(client, dressed) == _fresh(db, dressed)
 
 
