@@ -174,17 +174,30 @@ def _key(shelf, key):
 def _text(value):
     """``value`` (plain values, tuples, sets, module-level functions) as
     text independent of the process: no addresses, sets sorted."""
-    if value is None or isinstance(value, (bool, int, float, str, bytes)):
+    kind = type(value)
+    if kind is str or kind is int or value is None or kind is bool:
         return repr(value)
+    if kind is types.FunctionType:
+        return _function_names.get(value) or _function_name(value)
+    if isinstance(value, (tuple, list)):
+        return '%s(%s)' % (kind.__name__, ','.join(map(_text, value)))
     if isinstance(value, (frozenset, set)):
         return '{%s}' % ','.join(sorted(map(_text, value)))
-    if isinstance(value, (tuple, list)):
-        return '%s(%s)' % (type(value).__name__,
-                           ','.join(map(_text, value)))
-    if isinstance(value, types.FunctionType) and (
-            '<locals>' not in value.__qualname__):
-        return '%s.%s' % (value.__module__, value.__qualname__)
+    if isinstance(value, (float, bytes)):
+        return repr(value)
     raise TypeError('%r cannot be part of a kept answer\'s key' % (value,))
+
+
+_function_names = {}
+
+
+def _function_name(function):
+    if '<locals>' in function.__qualname__:
+        raise TypeError('%r cannot be part of a kept answer\'s key'
+                        % (function,))
+    name = _function_names[function] = '%s.%s' % (function.__module__,
+                                                  function.__qualname__)
+    return name
 
 
 _hosts = weakref.WeakKeyDictionary()
