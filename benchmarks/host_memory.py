@@ -48,6 +48,7 @@ keeps no state (its memory is its interpreter's).
 
 import argparse
 import concurrent.futures
+import glob
 import os
 import random
 import signal
@@ -63,6 +64,7 @@ import candidates  # noqa: E402
 import harness  # noqa: E402
 import worker_memory  # noqa: E402
 
+from placement.state import answer_store  # noqa: E402
 from tests import pg_cluster  # noqa: E402
 from tests import processes  # noqa: E402
 from tests import wsgi_servers  # noqa: E402
@@ -108,6 +110,33 @@ def by_process(server):
         except OSError:
             pass
     return ', '.join(sorted(found))
+
+
+def store_mb(pids):
+    """(MB the host's stores of kept answers take in /dev/shm, MB of them
+    the PSS of ``pids`` counts): their pages are taken whole when made
+    (``answer_store``), but a PSS counts only the pages a process has
+    touched, so a host's total is its PSS and the difference."""
+    taken = 0
+    for path in glob.glob(os.path.join(answer_store.DIRECTORY,
+                                       'placement-answers-*')):
+        try:
+            taken += os.stat(path).st_blocks * 512
+        except OSError:
+            pass
+    counted = 0
+    for pid in pids:
+        try:
+            with open('/proc/%d/smaps' % pid) as handle:
+                inside = False
+                for line in handle:
+                    if not line[:1].isupper():
+                        inside = 'placement-answers-' in line
+                    elif inside and line.startswith('Pss:'):
+                        counted += int(line.split()[1]) * 1024
+        except OSError:
+            pass
+    return taken / 2 ** 20, counted / 2 ** 20
 
 
 def start(kind, directory, url, workers, max_worker_memory=None):
@@ -296,12 +325,17 @@ def measure(kind, url, root, workers, providers, max_worker_memory=None):
         time.sleep(SETTLE_SECONDS)
         warm(port, queries['nova default'], workers, rounds=2)
         pss, rss = totals_mb(server.pids())
-        print('  after the mix, PSS (own) MB by process: %s' % by_process(server),
-              flush=True)
+        print('  after the mix, PSS (own) MB by process: %s'
+              % by_process(server), flush=True)
         every_node_once(port, providers, workers)
         kept, _ = totals_mb(server.pids())
         print('  after every node\'s own calls, PSS (own) MB by process: %s'
               % by_process(server), flush=True)
+        taken, counted = store_mb(server.pids())
+        print('  the store of kept answers: %.0f MB in %s, %.0f of them in '
+              'the PSS; the host\'s total with all of it: %.0f MB' % (
+                  taken, answer_store.DIRECTORY, counted,
+                  kept + taken - counted), flush=True)
         nova = median_ms(port, queries['nova default'])
         limited = median_ms(port, queries['simple limit=50'])
         first, slowest = after_restart(server, port,

@@ -185,8 +185,7 @@ class Store:
                           round_, used, full_since)
 
     def used(self):
-        """(records' bytes this round, the arena's bytes): what the tests
-        and the metrics read."""
+        """(records' bytes this round, the arena's bytes)."""
         header = _HEADER.unpack_from(self._map)
         return header[4], header[2]
 
@@ -296,7 +295,9 @@ def _opened(path, size):
         fd = os.open(made, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_SH)
-            os.ftruncate(fd, size)
+            # Its pages taken now: a page of a full tmpfs first written
+            # through a mapping would kill the writer (SIGBUS).
+            os.posix_fallocate(fd, 0, size)
             layout = _Layout(size)
             with mmap.mmap(fd, size) as mapping:
                 _HEADER.pack_into(mapping, 0, _MAGIC, layout.slots,

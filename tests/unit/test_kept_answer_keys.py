@@ -45,3 +45,16 @@ def test_a_closure_cannot_be_part_of_a_key():
 def test_an_object_of_no_plain_kind_cannot_be_part_of_a_key():
     with pytest.raises(TypeError):
         kept_answers._key(SHELF, (object(),))
+
+
+def test_a_large_answer_is_kept_compressed_and_given_whole():
+    body = b'{"allocations":{%s}}' % b','.join(
+        b'"%032d":{"resources":{"VCPU":2,"MEMORY_MB":4096}}' % number
+        for number in range(20))
+    value = ((7, 'epoch'), (('provider', 1),), (body, None))
+    record = kept_answers._record(value)
+    assert record[:1] == b'z' and len(record) < len(body) / 2
+    assert kept_answers._value(record) == value
+    small = ((7, 'epoch'), (('provider', 1),), (b'{}', None))
+    assert kept_answers._record(small)[:1] == b'p'
+    assert kept_answers._value(kept_answers._record(small)) == small
