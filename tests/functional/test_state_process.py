@@ -447,7 +447,10 @@ def test_searches_run_in_every_reader(client, keeper):
     assert [_answer_of(*child) for child in children] == ['ok:asked'] * 4
     used = [_cpu_seconds(pid) - seconds
             for pid, seconds in zip(readers, before)]
-    assert all(seconds > 0.2 for seconds in used), used
+    # Each worked: a reader left idle spends a few ms beating.  (Each
+    # spent more than 0.2 s on an idle machine; under a full test run's
+    # load, the second reader 0.13.)
+    assert all(seconds > 0.05 for seconds in used), used
 
 
 def _forked(work):

@@ -140,6 +140,20 @@ def _state_processes(directory):
             arg.startswith(str(directory).encode()) for arg in argv))
 
 
+def _state_keepers(directory, seconds=10):
+    """(the state processes, the keepers among them) once one keeper at
+    most is left: a worker that found the keeper silent on a loaded
+    machine starts another, and one of the two then goes."""
+    deadline = time.monotonic() + seconds
+    while True:
+        found = _state_processes(directory)
+        keepers = [pid for pid in found
+                   if processes.parent_of(pid) not in found]
+        if len(keepers) <= 1 or time.monotonic() > deadline:
+            return found, keepers
+        time.sleep(0.2)
+
+
 def test_workers_that_load_the_application_share_one_state(served):
     """uwsgi's lazy-apps and mod_wsgi load the application in each
     worker: one keeper holds the host's state and its readers (its
@@ -149,16 +163,54 @@ def test_workers_that_load_the_application_share_one_state(served):
     # Every worker has loaded the application (mod_wsgi loads it at a
     # daemon's first request).
     _batch(kind, port, BATCHES)
-    found = _state_processes(log_path.parent)
+    found, keepers = _state_keepers(log_path.parent)
     if kind in ('uwsgi', 'mod_wsgi'):
-        keepers = [pid for pid in found
-                   if processes.parent_of(pid) not in found]
         assert len(keepers) == 1, found
         assert sorted(processes.children_of(keepers[0])) == sorted(
             set(found) - set(keepers))
         assert len(found) >= 3, found
     else:
         assert found == []
+
+
+def _stores_mapped(pid):
+    """The files of kept answers (``answer_store``) ``pid`` maps, as
+    (device, inode): the process that made one maps it by the name it
+    was made under, since removed."""
+    with open('/proc/%d/maps' % pid) as handle:
+        return frozenset(tuple(line.split()[3:5]) for line in handle
+                         if 'placement-answers-' in line)
+
+
+def test_workers_that_load_the_application_share_one_store(served):
+    """uwsgi's lazy-apps and mod_wsgi workers keep their answers (a
+    provider's allocations here) in one store of the host, which each
+    maps; a server that loads the application before it forks keeps
+    them in each worker's memory (no file)."""
+    kind, port, log_path = served
+    status, _, body = exchange(port, 'POST', '/resource_providers',
+                               {'name': 'kept-answers-%s' % kind})
+    assert status == 200, body
+    path = '/resource_providers/%s/allocations' % body['uuid']
+    stores = {}
+    for _ in range(BATCHES):
+        request_ids = []
+        for _ in range(10):
+            status, headers, body = exchange(port, 'GET', path)
+            assert status == 200, body
+            request_ids.append(headers['x-openstack-request-id'])
+        served_by = _served_by(log_path, request_ids)
+        for request_id in request_ids:
+            pid = served_by[request_id][0]
+            stores[pid] = _stores_mapped(pid)
+        if len(stores) == wsgi_servers.WORKERS:
+            break
+    assert len(stores) == wsgi_servers.WORKERS, stores
+    if kind in ('uwsgi', 'mod_wsgi'):
+        assert len(set(stores.values())) == 1, stores
+        assert len(next(iter(stores.values()))) == 1, stores
+    else:
+        assert set(stores.values()) == {frozenset()}, stores
 
 
 def test_request_ids(served):
