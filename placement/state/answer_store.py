@@ -237,9 +237,14 @@ def private(size=SIZE):
     """A store of this process alone."""
     layout = _Layout(size)
     mapping = mmap.mmap(-1, size)
-    store = Store(mapping, layout)
-    store._set_header(1, 0, 0.0)
-    return store
+    _lay_out(mapping, layout)
+    return Store(mapping, layout)
+
+
+def _lay_out(mapping, layout):
+    """Write a new store's header: round 1, nothing kept."""
+    _HEADER.pack_into(mapping, 0, _MAGIC, layout.slots, layout.arena, 1, 0,
+                      0.0)
 
 
 def for_host(name, size=SIZE, directory=DIRECTORY):
@@ -289,7 +294,7 @@ def _opened(path, size):
             fcntl.flock(fd, fcntl.LOCK_SH)
             if os.fstat(fd).st_size == size:
                 return fd
-            os.close(fd)    # being made: linked only once laid out
+            os.close(fd)    # linked only once laid out: another layout
             raise OSError(errno.EINVAL, 'a store of another size')
         made = '%s.%d.new' % (path, os.getpid())
         fd = os.open(made, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
@@ -300,8 +305,7 @@ def _opened(path, size):
             os.posix_fallocate(fd, 0, size)
             layout = _Layout(size)
             with mmap.mmap(fd, size) as mapping:
-                _HEADER.pack_into(mapping, 0, _MAGIC, layout.slots,
-                                  layout.arena, 1, 0, 0.0)
+                _lay_out(mapping, layout)
             try:
                 os.link(made, path)
             except FileExistsError:
