@@ -24,7 +24,7 @@ scraped (``placement_gauges``, ``audit_metrics``, ``capacity_metrics``).
   date with the change log, when it had changed (``whole``: read again
   whole), in workers and the host's state readers;
 - ``placement_state_fallbacks_total{reason}``: reads of the state a
-  worker answered from a state of its own because the host's state
+  worker answered from SQL or a state of its own because the host's state
   processes did not answer in time (``unanswered``) or run other code
   (``other_code``); see ``state.shared``.
 

@@ -22,8 +22,10 @@ No single process is in the way, and no question waits long on one:
   reader at work is no fault: a host whose readers are all busy has no
   core to spare for the worker's own answer either);
 - when no reader has taken the question within ``DEADLINE`` (every one
-  silent, gone, or of other code), the worker answers it from a state
-  of its own (read then, dropped once the readers answer again), logs
+  silent, gone, or of other code), the worker answers it from SQL where
+  the caller has a way (a provider's reads, the listings of providers),
+  else from a state of its own (read then, dropped once the readers
+  answer again), logs
   why once and counts it (``placement_state_fallbacks_total``): exact
   either way;
 - a worker that finds a reader's slot empty makes sure the keeper is
