@@ -23,7 +23,6 @@ from placement.handlers import base
 from placement.handlers import json_pieces
 from placement.policies import allocation as policies
 from placement.schemas import allocation as schemas
-from placement.state import consumer_allocations
 from placement.state import provider_allocations
 from placement.storage import allocations as storage
 from placement.storage import consumers
@@ -39,13 +38,13 @@ def _version(req):
     return tuple(req.context.microversion)
 
 
+def _last_modified(allocations):
+    return base.newest_change(allocations, base.utcnow())
+
+
 # -- reading ---------------------------------------------------------------
 
 def _serialize_for_consumer(req, consumer, allocations):
-    return _consumer_body(_version(req), consumer, allocations)
-
-
-def _consumer_body(version, consumer, allocations):
     by_provider = {}
     for allocation in allocations:
         entry = by_provider.setdefault(
@@ -53,6 +52,7 @@ def _consumer_body(version, consumer, allocations):
         entry['generation'] = allocation['resource_provider_generation']
         entry['resources'][allocation['resource_class']] = allocation['used']
     body = {'allocations': by_provider}
+    version = _version(req)
     if consumer is not None and version >= (1, 12):
         body['project_id'] = consumer['project_id']
         body['user_id'] = consumer['user_id']
@@ -62,45 +62,6 @@ def _consumer_body(version, consumer, allocations):
             body['consumer_type'] = (consumer['consumer_type']
                                      or consumers.UNKNOWN_TYPE)
     return body
-
-
-def _consumer_json(version, consumer, allocations):
-    """The shape ``consumer_allocations`` keeps of a consumer's
-    allocations: (the JSON body at ``version`` as bytes, the newest
-    allocation's change time or None)."""
-    return (json_encoding.encode_json(
-        _consumer_body(version, consumer, allocations)),
-        base.newest_change(allocations))
-
-
-# One shape for each microversion from which the body changes (a project
-# and user, the consumer's generation, its type), each named at module
-# level so that every process keys it alike.
-def _consumer_body_before_owners(consumer, allocations):
-    return _consumer_json((1, 0), consumer, allocations)
-
-
-def _consumer_body_with_owners(consumer, allocations):
-    return _consumer_json((1, 12), consumer, allocations)
-
-
-def _consumer_body_with_generation(consumer, allocations):
-    return _consumer_json(GENERATION_VERSION, consumer, allocations)
-
-
-def _consumer_body_with_type(consumer, allocations):
-    return _consumer_json(CONSUMER_TYPE_VERSION, consumer, allocations)
-
-
-CONSUMER_BODIES = ((CONSUMER_TYPE_VERSION, _consumer_body_with_type),
-                   (GENERATION_VERSION, _consumer_body_with_generation),
-                   ((1, 12), _consumer_body_with_owners),
-                   ((1, 0), _consumer_body_before_owners))
-
-
-def _consumer_body_shape(version):
-    return next(shape for since, shape in CONSUMER_BODIES
-                if version >= since)
 
 
 def _provider_body(generation, allocations, with_generation):
@@ -214,11 +175,11 @@ class ConsumerAllocations(base.Resource):
                     responses={200: schemas.CONSUMER_ALLOCATIONS})
     def on_get(self, req, resp, consumer_uuid):
         req.context.can(policies.ALLOC_LIST)
-        body, changed = consumer_allocations.answer(
-            req.context.db, consumer_uuid, _consumer_body_shape(
-                _version(req)))
-        json_pieces.send_json_pieces(req, resp, [body])
-        base.send_cache_headers(req, resp, changed or base.utcnow())
+        consumer, allocations = req.context.db.read(
+            storage.for_consumer, consumer_uuid)
+        base.send_json(req, resp, _serialize_for_consumer(
+            req, consumer, allocations))
+        base.send_cache_headers(req, resp, _last_modified(allocations))
 
     @base.operation("Replace a consumer's allocations",
                     body=schemas.PUT_BY_VERSION, responses={204: None})

@@ -33,10 +33,9 @@ only on those above it (and on ``storage``, which does the SQL).
 - ``listing`` and ``provider_reads``: ``GET /resource_providers`` and a
   provider's usages, traits and aggregates from the state, else SQL; the
   latter kept as ``kept_answers`` keeps them.
-- ``project_usages``, ``provider_allocations`` and
-  ``consumer_allocations``: the answers ``GET /usages?project_id=``,
-  ``GET /resource_providers/{uuid}/allocations`` and ``GET
-  /allocations/{consumer}`` gave, kept until the change log says they moved (``kept_answers``: one
+- ``project_usages`` and ``provider_allocations``: the answers ``GET
+  /usages?project_id=`` and ``GET /resource_providers/{uuid}/allocations``
+  gave, kept until the change log says they moved (``kept_answers``: one
   position in the log per process for every kind of answer kept).
 - ``consumer_spans``: the consumers holding in two or more trees (the
   audit's split consumers are among them).

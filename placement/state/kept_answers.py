@@ -2,9 +2,8 @@
 
 Some reads are asked all day and change seldom: a project's usages
 (``project_usages``), a provider's allocations
-(``provider_allocations``), a consumer's (``consumer_allocations``), a
-provider's traits, aggregates and usages (``provider_reads``), a short
-listing of providers (``listing``).  Each
+(``provider_allocations``), a provider's traits, aggregates and usages
+(``provider_reads``), a short listing of providers (``listing``).  Each
 answer is owned by the ids the change log names when a write moves it (a
 project's, the providers'), or by ANY_PROVIDER: a write to any provider
 moves it.

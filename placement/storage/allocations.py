@@ -104,7 +104,6 @@ _FOR_CONSUMER = prepared.Statement(
     sa.select(RP.c.uuid.label('resource_provider_uuid'),
               RP.c.generation.label('resource_provider_generation'),
               RC.c.name.label('resource_class'), ALLOC.c.used,
-              ALLOC.c.resource_provider_id,
               ALLOC.c.created_at, ALLOC.c.updated_at,
               CONSUMER.c.generation.label('consumer_generation'),
               PROJECT.c.external_id.label('project_id'),
@@ -125,8 +124,8 @@ def for_consumer(conn, consumer_uuid):
     The consumer is a dict with ``uuid``, ``generation``, ``project_id``
     and ``user_id`` (external ids) and ``consumer_type`` (None if untyped);
     each allocation has ``resource_provider_uuid``,
-    ``resource_provider_generation``, ``resource_class``, ``used``,
-    ``resource_provider_id`` and timestamps.
+    ``resource_provider_generation``, ``resource_class``, ``used`` and
+    timestamps.
     """
     rows = _FOR_CONSUMER.execute(conn, {'consumer': consumer_uuid}).all()
     if not rows:
