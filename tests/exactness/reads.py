@@ -7,6 +7,7 @@ afresh at each step from what the cloud holds.
 
 import dataclasses
 import urllib.parse
+import uuid as uuidlib
 
 import webob.multidict
 
@@ -86,6 +87,15 @@ def provider_paths(rng, truth, most=4):
     return [(uuid, '/resource_providers/%s/%s' % (uuid, what))
             for uuid in chosen
             for what in ('usages', 'traits', 'aggregates', 'allocations')]
+
+
+def consumer_paths(rng, truth, most=4):
+    """A few consumers' allocations, and one of a consumer that holds
+    nothing."""
+    known = sorted(truth.consumers)
+    chosen = rng.sample(known, min(most, len(known)))
+    chosen.append(str(uuidlib.UUID(int=rng.getrandbits(128), version=4)))
+    return [(uuid, '/allocations/' + uuid) for uuid in chosen]
 
 
 def project_queries(writer):

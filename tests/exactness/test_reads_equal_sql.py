@@ -191,6 +191,7 @@ def _compare(step, rng, server, reference, truth, writer):
     try:
         _listings(step, rng, server, reference, truth, writer)
         _provider_reads(step, rng, server, reference, truth)
+        _consumer_reads(step, rng, server, reference, truth)
         _project_usages(step, server, reference, truth, writer)
         _overview(step, rng, server, reference, truth)
         _candidates(step, rng, server, reference, truth, writer)
@@ -257,6 +258,14 @@ def _provider_reads(step, rng, server, reference, truth):
                     (body['resource_provider_generation'],
                      sorted(got) if isinstance(got, list) else got),
                     (truth.generation(uuid), wanted))
+
+
+def _consumer_reads(step, rng, server, reference, truth):
+    for uuid, path in reads.consumer_paths(rng, truth):
+        _same(step, server, reference, path, '1.12')
+        _status, body = _same(step, server, reference, path)
+        step.expect('GET %s against the tables' % path, body,
+                    truth.consumer_allocations(uuid))
 
 
 def _project_usages(step, server, reference, truth, writer):

@@ -66,6 +66,20 @@ class Truth:
                 for consumer_uuid, consumer in self.consumers.items()
                 if uuid in consumer['allocations']}
 
+    def consumer_allocations(self, uuid):
+        """The body of ``GET /allocations/{uuid}`` at 1.38 and after."""
+        consumer = self.consumers.get(uuid)
+        if consumer is None or not consumer['allocations']:
+            return {'allocations': {}}
+        return {'allocations': {
+                    rp: {'resources': resources,
+                         'generation': self.generation(rp)}
+                    for rp, resources in consumer['allocations'].items()},
+                'project_id': consumer['project'],
+                'user_id': consumer['user'],
+                'consumer_generation': consumer['generation'],
+                'consumer_type': consumer['type'] or 'UNKNOWN'}
+
     def project_usages(self, project, user=None, consumer_type=None):
         sums = collections.Counter()
         for consumer in self.consumers.values():
