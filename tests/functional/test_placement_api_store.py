@@ -6,26 +6,17 @@ the answers they give (``state.kept_answers``) in the host's store
 share.  ``test_wsgi_servers`` checks the same of uwsgi and mod_wsgi.
 """
 
-import os
-
+from tests import processes
 from tests.functional import server
 from tests.functional.test_wsgi_servers import _stores_mapped
 
 
-def _children(pid):
-    """The pids whose parent is ``pid``."""
-    found = []
-    for name in os.listdir('/proc'):
-        if not name.isdigit():
-            continue
-        try:
-            with open('/proc/%s/stat' % name) as handle:
-                fields = handle.read().rsplit(')', 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            found.append(int(name))
-    return found
+def _allocations_path(port):
+    """The allocations path of a provider made for the test."""
+    status, _, body = server.exchange(port, 'POST', '/resource_providers',
+                                      {'name': 'kept'})
+    assert status == 200, body
+    return '/resource_providers/%s/allocations' % body['uuid']
 
 
 def _mapped_after_asking(port, process, path, workers):
@@ -37,7 +28,7 @@ def _mapped_after_asking(port, process, path, workers):
             status, _, body = server.exchange(port, 'GET', path)
             assert status == 200, body
         stores = {pid: _stores_mapped(pid)
-                  for pid in _children(process.pid)}
+                  for pid in processes.children_of(process.pid)}
         if len(stores) == workers and all(stores.values()):
             break
     return stores
@@ -47,11 +38,8 @@ def test_the_workers_of_placement_api_share_one_store(database_url,
                                                       tmp_path):
     with server.started(database_url, tmp_path, workers=2) as (port,
                                                                process):
-        status, _, body = server.exchange(port, 'POST', '/resource_providers',
-                                          {'name': 'kept'})
-        assert status == 200, body
-        path = '/resource_providers/%s/allocations' % body['uuid']
-        stores = _mapped_after_asking(port, process, path, 2)
+        stores = _mapped_after_asking(port, process,
+                                      _allocations_path(port), 2)
     assert len(stores) == 2, stores
     assert len(set(stores.values())) == 1, stores
     assert len(next(iter(stores.values()))) == 1, stores
@@ -61,12 +49,9 @@ def test_one_worker_keeps_its_answers_in_its_own_memory(database_url,
                                                         tmp_path):
     with server.started(database_url, tmp_path, workers=1) as (port,
                                                                process):
-        status, _, body = server.exchange(port, 'POST', '/resource_providers',
-                                          {'name': 'kept'})
-        assert status == 200, body
-        path = '/resource_providers/%s/allocations' % body['uuid']
+        path = _allocations_path(port)
         for _ in range(5):
             assert server.exchange(port, 'GET', path)[0] == 200
-        pids = [process.pid] + _children(process.pid)
+        pids = [process.pid] + processes.children_of(process.pid)
         assert {pid: _stores_mapped(pid) for pid in pids} == {
             pid: frozenset() for pid in pids}
