@@ -175,8 +175,8 @@ class ConsumerAllocations(base.Resource):
                     responses={200: schemas.CONSUMER_ALLOCATIONS})
     def on_get(self, req, resp, consumer_uuid):
         req.context.can(policies.ALLOC_LIST)
-        consumer, allocations = req.context.db.read(
-            storage.for_consumer, consumer_uuid)
+        consumer, allocations = storage.read_for_consumer(
+            req.context.db, consumer_uuid)
         base.send_json(req, resp, _serialize_for_consumer(
             req, consumer, allocations))
         base.send_cache_headers(req, resp, _last_modified(allocations))

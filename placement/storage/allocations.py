@@ -127,7 +127,22 @@ def for_consumer(conn, consumer_uuid):
     ``resource_provider_generation``, ``resource_class``, ``used`` and
     timestamps.
     """
-    rows = _FOR_CONSUMER.execute(conn, {'consumer': consumer_uuid}).all()
+    return _consumer_allocations(
+        consumer_uuid,
+        _FOR_CONSUMER.execute(conn, {'consumer': consumer_uuid}).all())
+
+
+def read_for_consumer(db, consumer_uuid):
+    """``for_consumer`` in a read of its own: its one statement outside a
+    transaction where ``db`` can (``Database.peek_rows``), else in
+    ``db.read``."""
+    rows = db.peek_rows(_FOR_CONSUMER, {'consumer': consumer_uuid})
+    if rows is None:
+        return db.read(for_consumer, consumer_uuid)
+    return _consumer_allocations(consumer_uuid, rows.all())
+
+
+def _consumer_allocations(consumer_uuid, rows):
     if not rows:
         return None, []
     first = rows[0]

@@ -84,7 +84,36 @@ class Statement:
             return None
         return _run(conn, sql, args)
 
+    def execute_bare(self, engine, pooled, cursor, params):
+        """The statement's rows with ``params`` bound, run on ``cursor``
+        of ``pooled`` (a pool's connection of ``engine`` on PostgreSQL,
+        in autocommit: ``Database.peek_rows``), past SQLAlchemy's
+        connection; None where it is not run prepared (the caller reads
+        it the usual way).  A driver error is raised, a lost prepared
+        statement stopping preparing first, as in ``_run``."""
+        if engine in _REFUSED or engine.echo:
+            return None
+        compiled = self._postgresql or self._compile(engine)
+        args = tuple(params[name] if name in params
+                     else compiled.defaults[name] for name in compiled.names)
+        prepared = _prepared_on(pooled)
+        try:
+            if self.name not in prepared:
+                cursor.execute(compiled.prepare)
+                prepared.add(self.name)
+            with tracing.sql(compiled.execute, args):
+                cursor.execute(compiled.execute, args)
+        except engine.dialect.loaded_dbapi.Error as error:
+            _stop_if_lost(engine, error)
+            raise
+        keys = _KEYS.get(compiled.execute)
+        if keys is None:
+            keys = _KEYS[compiled.execute] = tuple(
+                column[0] for column in cursor.description)
+        return Rows(keys, cursor.fetchall(), cursor.rowcount)
+
     def _compile(self, conn):
+        """``conn``: a connection or an engine, for its dialect."""
         compiled = self.statement.compile(dialect=conn.dialect)
         names = []
 

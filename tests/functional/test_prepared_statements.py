@@ -526,3 +526,52 @@ def test_a_forked_child_opens_its_own_peek_session(one_connection,
     assert os.waitstatus_to_exitcode(status) == 0, seen
     assert changes.summary_outside_transaction(db) == position
     assert _peek_backends(db, database_url) >= parents
+
+
+def _checkouts(db):
+    """A list that grows by one at each checkout from ``db``'s pool."""
+    seen = []
+    sa.event.listen(db.engine.pool, 'checkout',
+                    lambda *_args: seen.append(1))
+    return seen
+
+
+def test_a_consumer_s_allocations_are_read_past_the_pool(client, db, host):
+    """``GET /allocations/{consumer}``, asked for every server all day,
+    is one prepared statement on a session kept outside the pool: the
+    same answer as a read in the pool, with no checkout."""
+    server = _uuid('server-1')
+    in_pool = db.read(allocations.for_consumer, server)
+    db.peek(prepared.Plain('SELECT 1'))     # its session opened
+    checkouts = _checkouts(db)
+    for _ in range(3):
+        body = client.get('/allocations/%s' % server, version='1.38').json
+    assert checkouts == []
+    assert body['consumer_generation'] == in_pool[0]['generation']
+    assert body['allocations'] == {host: {
+        'generation': in_pool[1][0]['resource_provider_generation'],
+        'resources': {row['resource_class']: row['used']
+                      for row in in_pool[1]}}}
+    assert allocations._FOR_CONSUMER.name in _peek_prepared_names(db)
+    assert allocations.read_for_consumer(db, _uuid('nobody')) == (None, [])
+
+
+def test_a_consumer_s_allocations_lost_from_their_session_read_in_the_pool(
+        one_connection, host, caplog):
+    """The statement lost from the kept session (a pooler): the read is
+    made again in the pool, the same, and preparing stops."""
+    db = one_connection
+    expected = db.read(allocations.for_consumer, _uuid('server-2'))
+    assert allocations.read_for_consumer(db, _uuid('server-2')) == expected
+    _deallocate_on_peek_sessions(db)
+    checkouts = _checkouts(db)
+    try:
+        with caplog.at_level(logging.WARNING, logger=prepared.__name__):
+            assert allocations.read_for_consumer(
+                db, _uuid('server-2')) == expected
+        assert 'no longer prepared' in caplog.text
+        assert len(checkouts) == 1
+        assert allocations.read_for_consumer(
+            db, _uuid('server-2')) == expected
+    finally:
+        prepared._REFUSED.discard(db.engine)
