@@ -21,16 +21,11 @@ import re
 import urllib.parse
 import uuid as uuidlib
 
-import jsonschema
-
 from placement import errors
 from placement import input_checks
 from placement.schemas import validation
 
 _INVALID = 'Invalid query string parameters: %s'
-# jsonschema's default format checker on purpose: its ``uuid`` wants the
-# dashed form, which is what upstream accepts in a query.
-_DEFAULT_FORMATS = jsonschema.FormatChecker()
 _RESOURCES_FORM = ('Badly formed resources parameter. Expected resources '
                    'query string parameter in form: '
                    '?resources=VCPU:2,MEMORY_MB:1024. Got: %s.')
@@ -105,9 +100,8 @@ class Query:
 def validate(query, schema):
     """400 unless the query (one value per name) matches ``schema``."""
     try:
-        validation.check(query.as_dict(), schema,
-                         format_checker=_DEFAULT_FORMATS)
-    except jsonschema.ValidationError as exc:
+        validation.check(query.as_dict(), schema, validation.QUERY_FORMATS)
+    except validation.Invalid as exc:
         raise errors.BadRequest(_INVALID % exc)
 
 

@@ -4,10 +4,8 @@ storage failures to HTTP errors."""
 
 import datetime
 import functools
-import uuid
 
 import falcon
-import jsonschema
 
 from placement import errors
 from placement import input_checks
@@ -136,25 +134,11 @@ def require_media(*media_types):
 require_json = require_media(JSON)
 
 
-_FORMAT_CHECKER = jsonschema.FormatChecker()
-
-
-@_FORMAT_CHECKER.checks('uuid')
-def _is_uuid(instance):
-    if not isinstance(instance, str):
-        return True
-    try:
-        uuid.UUID(instance)
-    except ValueError:
-        return False
-    return True
-
-
 def validate(data, schema):
     """400 with jsonschema's message unless ``data`` matches ``schema``."""
     try:
-        validation.check(data, schema, format_checker=_FORMAT_CHECKER)
-    except jsonschema.ValidationError as exc:
+        validation.check(data, schema, validation.BODY_FORMATS)
+    except validation.Invalid as exc:
         raise errors.BadRequest('JSON does not validate: %s' % exc)
 
 

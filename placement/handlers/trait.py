@@ -1,7 +1,6 @@
 """Handlers for /traits, /traits/{name} and a provider's traits (1.6+)."""
 
 import falcon
-import jsonschema
 
 from placement import errors
 from placement.state import provider_reads
@@ -78,7 +77,7 @@ class Trait(base.Resource):
         req.context.can(policies.TRAITS_UPDATE)
         try:
             validation.check(name, schemas.CUSTOM_NAME)
-        except jsonschema.ValidationError:
+        except validation.Invalid:
             raise errors.BadRequest(_INVALID_NAME)
         trait, created = req.context.db.write(storage.ensure, name)
         resp.status = falcon.HTTP_201 if created else falcon.HTTP_204

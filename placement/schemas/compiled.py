@@ -130,9 +130,14 @@ def _pattern(argument, schema, format_checker):
 
 
 def _format(argument, schema, format_checker):
+    """``format_checker``: ``validation.Formats``; a format it does not
+    check is left to jsonschema, whose own checker might."""
     if format_checker is None:
         return None
-    return lambda value: format_checker.conforms(value, argument)
+    check = format_checker.checks.get(argument)
+    if check is None:
+        raise NotCompiled(argument)
+    return check
 
 
 def _enum(argument, schema, format_checker):
@@ -228,6 +233,20 @@ def _max_items(argument, schema, format_checker):
     return _on('array', lambda value: len(value) <= argument)
 
 
+def _unique_items(argument, schema, format_checker):
+    """For lists of strings (an aggregate PUT's uuids); any other list
+    is "ask jsonschema", whose equality has its own rules for numbers,
+    booleans and containers."""
+    if argument is not True:
+        raise NotCompiled(argument)
+
+    def unique(value):
+        if all(type(item) is str for item in value):
+            return len(set(value)) == len(value)
+        return False
+    return _on('array', unique)
+
+
 _KEYWORDS = {
     'type': _type,
     'minimum': _minimum,
@@ -247,4 +266,5 @@ _KEYWORDS = {
     'items': _items,
     'minItems': _min_items,
     'maxItems': _max_items,
+    'uniqueItems': _unique_items,
 }

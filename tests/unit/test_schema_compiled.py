@@ -8,13 +8,15 @@ import math
 import pkgutil
 import random
 import re
+import subprocess
+import sys
+import textwrap
 import uuid
 
 import jsonschema
 import pytest
 
 import placement.schemas
-from placement.handlers import base
 from placement.schemas import compiled
 from placement.schemas import inventory
 from placement.schemas import validation
@@ -26,7 +28,7 @@ WORDS = ['VCPU', 'MEMORY_MB', 'CUSTOM_GOLD', 'HW_CPU_X86_AVX2', 'custom_x',
          'CUSTOM_', 'in:' + UUID, UUID, UUID.upper(), 'not-a-uuid', '',
          ' ', 'a' * 300, 'foo', 'resources', 'INSTANCE', 'MIGRATION',
          '1.0', '12', 'é', 'MISC_SHARES_VIA_AGGREGATE', '!' + UUID,
-         'CUSTOM_\u00e9']
+         'CUSTOM_\u00e9', UUID.replace('-', ''), '{%s}' % UUID]
 ODD = [True, False, None, 0, -1, 1, 1.0, 1.5, 2 ** 31, 2 ** 63, -2 ** 31,
        1e308, math.inf, -math.inf, 3.40282e+38, 3.5e+38, '', 'x', UUID,
        [], {}, {'a': 1}, [1, 'a'], [UUID, UUID]]
@@ -132,12 +134,15 @@ def spoil(value, rng):
     return rng.choice(ODD)
 
 
+@pytest.mark.parametrize('formats', [validation.BODY_FORMATS,
+                                     validation.QUERY_FORMATS],
+                         ids=['body', 'query'])
 @pytest.mark.parametrize('name, schema', COMPILED,
                          ids=[name for name, _ in COMPILED])
-def test_the_matcher_agrees_with_jsonschema(name, schema):
-    matches = compiled.matcher(schema, base._FORMAT_CHECKER)
+def test_the_matcher_agrees_with_jsonschema(name, schema, formats):
+    matches = compiled.matcher(schema, formats)
     validator = jsonschema.validators.validator_for(schema)(
-        schema, format_checker=base._FORMAT_CHECKER)
+        schema, format_checker=formats.checker())
     rng = random.Random(name)
     verdicts = set()
     for example in range(EXAMPLES):
@@ -150,20 +155,19 @@ def test_the_matcher_agrees_with_jsonschema(name, schema):
     assert verdicts == {True, False}
 
 
-def test_the_api_s_schemas_nearly_all_compile():
-    """Two use ``uniqueItems`` (aggregate lists), which jsonschema alone
-    checks."""
-    uncompiled = sorted(name for name, schema in SCHEMAS
-                        if (name, schema) not in COMPILED)
+def test_every_schema_of_the_api_compiles():
+    """So a valid body or query is never checked by jsonschema, which a
+    worker then need not import."""
     assert len(SCHEMAS) > 60
-    assert uncompiled == ['aggregate.PUT_1_1', 'aggregate.PUT_1_19']
-    for hot in (inventory.PUT_ALL, inventory.PUT_ONE):
-        assert compiled.matcher(hot) is not None
+    for name, schema in SCHEMAS:
+        jsonschema.validators.validator_for(schema).check_schema(schema)
+        for formats in (validation.BODY_FORMATS, validation.QUERY_FORMATS):
+            assert compiled.matcher(schema, formats) is not None, name
 
 
 @pytest.mark.parametrize('schema', [
     {'type': 'object', 'not': {'required': ['a']}},
-    {'type': 'array', 'uniqueItems': True},
+    {'type': 'array', 'contains': {'type': 'string'}},
     {'type': 'integer', 'enum': [1, 2]},
     {'$schema': 'http://json-schema.org/draft-04/schema#',
      'type': 'integer'},
@@ -171,6 +175,24 @@ def test_the_api_s_schemas_nearly_all_compile():
 ])
 def test_what_the_matchers_do_not_know_is_left_to_jsonschema(schema):
     assert compiled.matcher(schema) is None
+
+
+def test_a_format_the_checks_do_not_know_is_left_to_jsonschema():
+    schema = {'type': 'string', 'format': 'email'}
+    assert compiled.matcher(schema, validation.BODY_FORMATS) is None
+    assert compiled.matcher(schema) is not None     # formats not checked
+
+
+def test_unique_items_of_other_than_strings_are_asked_of_jsonschema():
+    """jsonschema tells 1 from True (unique) and 1 from 1.0 (not);
+    the matcher leaves both to it."""
+    schema = {'type': 'array', 'uniqueItems': True}
+    matches = compiled.matcher(schema)
+    assert matches(['a', 'b']) and not matches(['a', 'a'])
+    assert not matches([1, True])
+    validation.check([1, True], schema)
+    with pytest.raises(validation.Invalid):
+        validation.check([1, 1.0], schema)
 
 
 def test_the_json_types_are_jsonschema_s():
@@ -183,6 +205,34 @@ def test_the_json_types_are_jsonschema_s():
 def test_a_refused_body_still_gets_jsonschema_s_error():
     body = {'resource_provider_generation': 1,
             'inventories': {'VCPU': {'total': 0}}}
-    with pytest.raises(jsonschema.ValidationError) as caught:
+    with pytest.raises(validation.Invalid) as caught:
         validation.check(body, inventory.PUT_ALL)
-    assert caught.value.message == '0 is less than the minimum of 1'
+    assert caught.value.error.message == '0 is less than the minimum of 1'
+    assert str(caught.value) == str(caught.value.error)
+
+
+def test_jsonschema_is_imported_only_for_a_refusal():
+    """A process sent only valid bodies and queries (every handler
+    imported) never loads jsonschema; the first refusal does."""
+    code = textwrap.dedent('''
+        import sys
+        import placement.app
+        from placement import errors
+        from placement import query_params
+        from placement.handlers import base
+        from placement.schemas import aggregate, inventory, resource_provider
+        uuid = '%s'
+        base.validate({'resource_provider_generation': 1, 'inventories': {
+            'VCPU': {'total': 8}}}, inventory.PUT_ALL)
+        base.validate({'resource_provider_generation': 1,
+                       'aggregates': [uuid]}, aggregate.PUT_1_19)
+        query_params.validate(query_params.Query.parse('in_tree=' + uuid),
+                              resource_provider.GET_1_14)
+        assert 'jsonschema' not in sys.modules
+        try:
+            base.validate({'inventories': {}}, inventory.PUT_ALL)
+        except errors.BadRequest as refused:
+            assert 'is a required property' in refused.description
+        assert 'jsonschema' in sys.modules
+    ''' % UUID)
+    subprocess.run([sys.executable, '-c', code], check=True, timeout=120)
