@@ -71,8 +71,7 @@ class Statement:
                 or conn.engine.echo):
             return conn.execute(self.statement, params)
         compiled = self._postgresql or self._compile(conn)
-        args = tuple(params[name] if name in params
-                     else compiled.defaults[name] for name in compiled.names)
+        args = compiled.bind(params)
         prepared = _prepared_on(conn.connection)
         if self.name not in prepared:
             _run(conn, compiled.prepare, None)
@@ -94,23 +93,10 @@ class Statement:
         if engine in _REFUSED or engine.echo:
             return None
         compiled = self._postgresql or self._compile(engine)
-        args = tuple(params[name] if name in params
-                     else compiled.defaults[name] for name in compiled.names)
-        prepared = _prepared_on(pooled)
-        try:
-            if self.name not in prepared:
-                cursor.execute(compiled.prepare)
-                prepared.add(self.name)
-            with tracing.sql(compiled.execute, args):
-                cursor.execute(compiled.execute, args)
-        except engine.dialect.loaded_dbapi.Error as error:
-            _stop_if_lost(engine, error)
-            raise
-        keys = _KEYS.get(compiled.execute)
-        if keys is None:
-            keys = _KEYS[compiled.execute] = tuple(
-                column[0] for column in cursor.description)
-        return Rows(keys, cursor.fetchall(), cursor.rowcount)
+        args = compiled.bind(params)
+        _prepared_and_run(engine, pooled, cursor, self.name, compiled.prepare,
+                          compiled.execute, args, (compiled.execute, args))
+        return _rows(cursor, compiled.execute)
 
     def _compile(self, conn):
         """``conn``: a connection or an engine, for its dialect."""
@@ -140,6 +126,8 @@ class Plain:
     def __init__(self, sql):
         self.sql = sql
         self.name = 'placement_%d' % next(_NAMES)
+        self._prepare = 'PREPARE %s AS %s' % (self.name, sql)
+        self._execute = 'EXECUTE %s' % self.name
 
     def execute(self, engine, pooled, cursor):
         """Run it on ``cursor`` of ``pooled`` (a pool's connection of
@@ -148,16 +136,27 @@ class Plain:
         if engine in _REFUSED:
             cursor.execute(self.sql)
             return
-        prepared = _prepared_on(pooled)
-        try:
-            if self.name not in prepared:
-                cursor.execute('PREPARE %s AS %s' % (self.name, self.sql))
-                prepared.add(self.name)
-            with tracing.sql(self.sql):
-                cursor.execute('EXECUTE %s' % self.name)
-        except engine.dialect.loaded_dbapi.Error as error:
-            _stop_if_lost(engine, error)
-            raise
+        _prepared_and_run(engine, pooled, cursor, self.name, self._prepare,
+                          self._execute, None, (self.sql,))
+
+
+def _prepared_and_run(engine, pooled, cursor, name, prepare, execute, args,
+                      traced):
+    """``execute`` with ``args`` on ``cursor`` of ``pooled`` (a pool's
+    connection of ``engine``, past SQLAlchemy's), ``prepare`` sent first
+    where the session has not prepared ``name``; traced as
+    ``tracing.sql(*traced)``.  A driver error is raised, a lost prepared
+    statement stopping preparing first, as in ``_run``."""
+    prepared = _prepared_on(pooled)
+    try:
+        if name not in prepared:
+            cursor.execute(prepare)
+            prepared.add(name)
+        with tracing.sql(*traced):
+            cursor.execute(execute, args)
+    except engine.dialect.loaded_dbapi.Error as error:
+        _stop_if_lost(engine, error)
+        raise
 
 
 def _prepared_on(pooled):
@@ -175,6 +174,11 @@ class _Compiled:
     execute: str
     names: list
     defaults: dict
+
+    def bind(self, params):
+        """The EXECUTE's values: ``params``, else the statement's own."""
+        return tuple(params[name] if name in params
+                     else self.defaults[name] for name in self.names)
 
 
 class Rows:
@@ -236,13 +240,7 @@ def _run(conn, sql, args):
     try:
         with tracing.sql(sql, args):
             cursor.execute(sql, args)
-        description = cursor.description
-        if description is None:
-            return Rows((), [], cursor.rowcount)
-        keys = _KEYS.get(sql)
-        if keys is None:
-            keys = _KEYS[sql] = tuple(column[0] for column in description)
-        return Rows(keys, cursor.fetchall(), cursor.rowcount)
+        return _rows(cursor, sql)
     except conn.dialect.loaded_dbapi.Error as error:
         invalidated = conn.dialect.is_disconnect(error, driver, cursor)
         if invalidated:
@@ -255,6 +253,17 @@ def _run(conn, sql, args):
     finally:
         if not cursor.closed:
             cursor.close()
+
+
+def _rows(cursor, sql):
+    """What ``cursor`` read for ``sql``, as ``Rows``."""
+    description = cursor.description
+    if description is None:
+        return Rows((), [], cursor.rowcount)
+    keys = _KEYS.get(sql)
+    if keys is None:
+        keys = _KEYS[sql] = tuple(column[0] for column in description)
+    return Rows(keys, cursor.fetchall(), cursor.rowcount)
 
 
 def _stop_if_lost(engine, error):
