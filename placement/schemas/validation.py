@@ -19,10 +19,23 @@ import uuid
 
 from placement.schemas import compiled
 
-# (id(schema), id(formats)) -> [schema, formats, matcher, jsonschema's
-# validator once built]; the schema and formats are kept in the entry so
-# that their ids cannot be reused by other objects while the key exists.
+# (id(schema), id(formats)) -> _Checks
 _VALIDATORS = {}
+
+
+class _Checks:
+    """A schema's compiled matcher (None: not compiled) and jsonschema's
+    validator once a refusal needed it.  The schema and formats are kept
+    so that their ids cannot be reused by other objects while the key
+    exists."""
+
+    __slots__ = ('schema', 'formats', 'matches', 'validator')
+
+    def __init__(self, schema, formats):
+        self.schema = schema
+        self.formats = formats
+        self.matches = compiled.matcher(schema, formats)
+        self.validator = None
 
 
 class Invalid(ValueError):
@@ -80,24 +93,19 @@ QUERY_FORMATS = Formats({'uuid': _dashed_uuid})
 
 def check(instance, schema, formats=None):
     """Raise ``Invalid`` unless ``instance`` matches ``schema``."""
-    entry = _entry(schema, formats)
-    if entry[2] is not None and entry[2](instance):
+    key = (id(schema), id(formats))
+    checks = _VALIDATORS.get(key)
+    if checks is None:
+        checks = _VALIDATORS[key] = _Checks(schema, formats)
+    if checks.matches is not None and checks.matches(instance):
         return
-    if entry[3] is None:
-        entry[3] = _jsonschema_validator(schema, formats)
+    if checks.validator is None:
+        checks.validator = _jsonschema_validator(schema, formats)
     import jsonschema
-    error = jsonschema.exceptions.best_match(entry[3].iter_errors(instance))
+    error = jsonschema.exceptions.best_match(
+        checks.validator.iter_errors(instance))
     if error is not None:
         raise Invalid(error)
-
-
-def _entry(schema, formats):
-    key = (id(schema), id(formats))
-    entry = _VALIDATORS.get(key)
-    if entry is None:
-        entry = _VALIDATORS[key] = [schema, formats,
-                                    compiled.matcher(schema, formats), None]
-    return entry
 
 
 def _jsonschema_validator(schema, formats):
