@@ -3,12 +3,14 @@
 ``RequestLog`` (falcon middleware) composes the line when the answer is
 final; ``WriteAfterAnswer`` (WSGI, right around falcon) writes it when the
 server closes the answer's iterable, which WSGI servers do once they have
-sent the answer: the client need not wait for it.  It goes through
-oslo.log's handlers, formatted by ``log_format.ContextFormatter``.
+sent the answer: the client need not wait for it.  It goes to
+oslo.log's handlers, formatted as ``log_format.ContextFormatter`` does.
 """
 
 import logging
 import time
+
+from placement import log_format
 
 LOG = logging.getLogger('placement.requestlog')
 _FORMAT = ('%(remote)s "%(method)s %(uri)s" status: %(status)s '
@@ -67,9 +69,11 @@ class _ThenWrite:
 
 
 def _write(line):
-    """``LOG.info(_FORMAT, line)``, less the look up the stack for where
-    it is called from: always here."""
-    if LOG.isEnabledFor(logging.INFO):
+    """``LOG.info(_FORMAT, line)``: straight to the log's streams where
+    it can be (``log_format.write_directly``), else as a record made
+    without the look up the stack for where it is called from."""
+    if LOG.isEnabledFor(logging.INFO) and not log_format.write_directly(
+            LOG, logging.INFO, _FORMAT, line):
         LOG.handle(LOG.makeRecord(LOG.name, logging.INFO, __file__,
                                   _write.__code__.co_firstlineno, _FORMAT,
                                   (line,), None, func='_write'))

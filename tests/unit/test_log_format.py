@@ -4,6 +4,7 @@ format strings say."""
 
 import itertools
 import logging
+import logging.handlers
 import sys
 
 from oslo_config import cfg
@@ -97,3 +98,140 @@ class _Holding:
         handler = logging.NullHandler()
         handler.setFormatter(formatter)
         self.handlers = [handler]
+
+
+# Formats a line can be written in without its record, and formats that
+# show what only a record has (its source, its thread, an ISO time).
+DIRECT_FORMATS = [
+    None,
+    '%(asctime)s %(color)s%(levelname)s %(name)s [%(request_id)s '
+    '%(user_name)s %(project_name)s] %(resource)s%(instance)s%(message)s '
+    '%(error_summary)s %(process)d %(user_identity)s %(global_request_id)s '
+    '%(project)s %(version)s %(levelno)s',
+]
+RECORD_FORMATS = [FORMATS[1], FORMATS[2], '%(threadName)s %(message)s']
+_CREATED_NS = 1700000000250000000     # _record's time
+
+
+def _ours_and_theirs(fmt):
+    conf = _conf(fmt)
+    theirs = formatters.ContextFormatter(project='placement', version='1',
+                                         datefmt=conf.log_date_format,
+                                         config=conf)
+    ours = formatters.ContextFormatter(project='placement', version='1',
+                                       datefmt=conf.log_date_format,
+                                       config=conf)
+    log_format.speed_up(_Holding(ours))
+    return ours, theirs
+
+
+def _line(formatter, context, monkeypatch):
+    """``formatter``'s line in ``context`` as the current one."""
+    monkeypatch.setattr(context_utils, 'get_current', lambda: context)
+    return formatter.line('placement.requestlog', logging.INFO,
+                          '%(method)s %(status)s',
+                          {'method': 'GET', 'status': 200}, _CREATED_NS)
+
+
+@pytest.mark.parametrize('fmt', DIRECT_FORMATS)
+def test_a_line_made_without_its_record_is_oslo_logs_line(fmt,
+                                                         monkeypatch):
+    ours, theirs = _ours_and_theirs(fmt)
+    for values in CONTEXTS:
+        context = (None if values is None
+                   else context_utils.RequestContext(**values))
+        made = _line(ours, context, monkeypatch)
+        if values and values.get('resource_uuid'):
+            assert made is None     # oslo.log shows the resource
+            continue
+        try:
+            written = theirs.format(_record(logging.INFO, context, {}))
+        except ValueError:      # a field no value of the line has
+            assert made is None
+            continue
+        assert made == written
+
+
+@pytest.mark.parametrize('fmt', RECORD_FORMATS)
+def test_a_format_that_shows_the_record_needs_the_record(fmt,
+                                                        monkeypatch):
+    ours, _theirs = _ours_and_theirs(fmt)
+    assert _line(ours, context_utils.RequestContext(request_id='req-1'),
+                 monkeypatch) is None
+
+
+@pytest.fixture
+def logged(tmp_path):
+    """A logger of its own writing to a watched file in our format; its
+    file's path."""
+    ours, _theirs = _ours_and_theirs(None)
+    path = tmp_path / 'placement.log'
+    handler = logging.handlers.WatchedFileHandler(str(path))
+    handler.setFormatter(ours)
+    logger = logging.Logger('placement.test')   # outside logging's tree
+    logger.addHandler(handler)
+    yield logger, path
+    logger.removeHandler(handler)
+    handler.close()
+
+
+def _write(logger, path):
+    """Write a line directly, and the same as a record; the two lines
+    with their times left out."""
+    values = {'method': 'GET', 'status': 200}
+    assert log_format.write_directly(logger, logging.INFO,
+                                     '%(method)s %(status)s', values)
+    logger.handle(logger.makeRecord(logger.name, logging.INFO, __file__, 1,
+                                    '%(method)s %(status)s', (values,),
+                                    None))
+    return [line[24:] for line in path.read_text().splitlines()]
+
+
+def test_a_line_written_directly_is_the_line_logging_writes(logged):
+    logger, path = logged
+    direct, through_logging = _write(logger, path)
+    assert direct == through_logging
+    assert ' INFO placement.test [' in direct and direct.endswith('GET 200')
+
+
+def test_a_line_written_directly_follows_a_rotated_file(logged):
+    logger, path = logged
+    _write(logger, path)
+    path.rename(path.with_suffix('.1'))
+    assert len(_write(logger, path)) == 2   # the file opened anew
+    assert len(path.with_suffix('.1').read_text().splitlines()) == 2
+
+
+class _Refusing(logging.Filter):
+    def filter(self, record):
+        return False
+
+
+@pytest.mark.parametrize('change', [
+    'logger filter', 'handler filter', 'other handler', 'other formatter',
+    'record format', 'no handler'])
+def test_a_line_is_left_to_logging_where_a_record_may_differ(logged,
+                                                             change):
+    logger, path = logged
+    handler = logger.handlers[0]
+    if change == 'logger filter':
+        logger.addFilter(_Refusing())
+    elif change == 'handler filter':
+        handler.addFilter(_Refusing())
+    elif change == 'other handler':
+        logger.addHandler(logging.NullHandler())
+    elif change == 'other formatter':
+        handler.setFormatter(logging.Formatter('%(message)s'))
+    elif change == 'record format':
+        for name in ('logging_default_format_string',
+                     'logging_context_format_string'):
+            handler.formatter.conf.set_override(name,
+                                                '%(lineno)d %(message)s')
+        handler.formatter._formats = None
+    else:
+        logger.removeHandler(handler)
+    assert not log_format.write_directly(logger, logging.INFO, '%(x)s',
+                                         {'x': 1})
+    assert path.read_text() == ''
+    if change == 'no handler':
+        logger.addHandler(handler)
