@@ -59,8 +59,7 @@ def _record(level, context, extra):
     return record
 
 
-@pytest.mark.parametrize('fmt', FORMATS)
-def test_the_same_line_as_oslo_log(fmt):
+def _ours_and_theirs(fmt):
     conf = _conf(fmt)
     theirs = formatters.ContextFormatter(project='placement', version='1',
                                          datefmt=conf.log_date_format,
@@ -69,6 +68,12 @@ def test_the_same_line_as_oslo_log(fmt):
                                        datefmt=conf.log_date_format,
                                        config=conf)
     log_format.speed_up(_Holding(ours))
+    return ours, theirs
+
+
+@pytest.mark.parametrize('fmt', FORMATS)
+def test_the_same_line_as_oslo_log(fmt):
+    ours, theirs = _ours_and_theirs(fmt)
     assert type(ours) is log_format.ContextFormatter
     for level, values, extra in itertools.product(
             LEVELS, CONTEXTS, [{}, {'instance': {'uuid': 'i'}}]):
@@ -111,18 +116,6 @@ DIRECT_FORMATS = [
 ]
 RECORD_FORMATS = [FORMATS[1], FORMATS[2], '%(threadName)s %(message)s']
 _CREATED_NS = 1700000000250000000     # _record's time
-
-
-def _ours_and_theirs(fmt):
-    conf = _conf(fmt)
-    theirs = formatters.ContextFormatter(project='placement', version='1',
-                                         datefmt=conf.log_date_format,
-                                         config=conf)
-    ours = formatters.ContextFormatter(project='placement', version='1',
-                                       datefmt=conf.log_date_format,
-                                       config=conf)
-    log_format.speed_up(_Holding(ours))
-    return ours, theirs
 
 
 def _line(formatter, context, monkeypatch):
