@@ -10,9 +10,9 @@ SAVEPOINT, and the loser of the unique-key race reads the winner's row, so
 neither fails.
 """
 
+import importlib
+
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql
-from sqlalchemy.dialects import sqlite
 from sqlalchemy import exc as sa_exc
 
 from placement import error_codes
@@ -32,15 +32,24 @@ _COLUMNS = (CONSUMER.c.id, CONSUMER.c.uuid, CONSUMER.c.generation,
             CONSUMER.c.consumer_type_id)
 
 
-# A new consumer's INSERT that skips a duplicate uuid by itself, on the
-# dialects that can (the id comes back only if inserted).
-def _insert_skipping_duplicate(insert):
-    return (insert(CONSUMER).on_conflict_do_nothing(index_elements=['uuid'])
+# The dialects whose INSERT can skip a duplicate uuid by itself.
+_SKIPPING_DUPLICATES = ('postgresql', 'sqlite')
+_insert_new = {}
+
+
+def _insert_skipping_duplicate(dialect):
+    """A new consumer's INSERT on ``dialect`` (one of
+    _SKIPPING_DUPLICATES) that skips a duplicate uuid, the id coming back
+    only if inserted; built when first needed, so that a process imports
+    only its own database's dialect (PostgreSQL's is 2 MB of a worker)."""
+    found = _insert_new.get(dialect)
+    if found is None:
+        insert = importlib.import_module(
+            'sqlalchemy.dialects.' + dialect).insert
+        found = _insert_new[dialect] = (
+            insert(CONSUMER).on_conflict_do_nothing(index_elements=['uuid'])
             .returning(CONSUMER.c.id))
-
-
-_INSERT_NEW = {'postgresql': _insert_skipping_duplicate(postgresql.insert),
-               'sqlite': _insert_skipping_duplicate(sqlite.insert)}
+    return found
 
 
 class GenerationConflict(exceptions.ConcurrentUpdate):
@@ -186,8 +195,9 @@ def create_fresh(conn, consumer):
     values = {key: consumer[key] for key in (
         'uuid', 'generation', 'project_id', 'user_id', 'consumer_type_id')}
     values['created_at'] = tables.utcnow()
-    if conn.dialect.name in _INSERT_NEW:
-        consumer['id'] = conn.scalar(_INSERT_NEW[conn.dialect.name], values)
+    if conn.dialect.name in _SKIPPING_DUPLICATES:
+        consumer['id'] = conn.scalar(
+            _insert_skipping_duplicate(conn.dialect.name), values)
         return consumer['id'] is not None
     try:
         with conn.begin_nested():

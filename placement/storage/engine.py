@@ -30,7 +30,6 @@ from sqlalchemy import exc as sa_exc
 from placement import metrics
 from placement.storage import changes
 from placement.storage import exceptions
-from placement.storage import postgresql
 from placement.storage import prepared
 
 LOG = logging.getLogger(__name__)
@@ -278,6 +277,8 @@ def create_engine(url, *, pool_size=5, max_overflow=50, pool_timeout=30,
     if 'connect_timeout' not in url.query:
         connect_args['connect_timeout'] = max(1, pool_timeout // _ATTEMPTS)
     if url.get_backend_name() == 'postgresql':
+        # Imported only here: psycopg2 is a worker's megabyte on MySQL.
+        from placement.storage import postgresql
         connect_args.update(postgresql.connect_args())
     options = {'connect_args': connect_args}
     if url.get_backend_name() == 'mysql':
@@ -556,6 +557,7 @@ class Database:
         driver = conn.connection.driver_connection
         if not write:
             return _autocommit(driver)
+        from placement.storage import postgresql   # imported by now
         if isinstance(driver, postgresql.Session):
             driver.begin_write()
         return conn.begin()

@@ -29,7 +29,6 @@ import weakref
 from sqlalchemy import exc as sa_exc
 
 from placement import tracing
-from placement.storage import postgresql
 
 LOG = logging.getLogger(__name__)
 
@@ -77,6 +76,8 @@ class Statement:
             _run(conn, compiled.prepare, None)
             prepared.add(self.name)
         sql = compiled.execute
+        if commit or defer:
+            from placement.storage import postgresql    # imported by now
         if commit:
             sql = postgresql.with_commit(conn, sql)
         elif defer and postgresql.defer(conn, sql, args):

@@ -7,7 +7,6 @@ at 100,000 providers never holds a table's rows twice.
 """
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql
 
 from placement import inventory_rules
 from placement.storage import prepared
@@ -31,7 +30,7 @@ class _Rows:
         self.whole = select.group_by(*group_by)
         self.some_prepared = prepared.Statement(select.where(
             column == sa.any_(sa.bindparam(
-                'ids', type_=postgresql.ARRAY(sa.Integer))))
+                'ids', type_=sa.ARRAY(sa.Integer))))
             .group_by(*group_by))
         self.some = select.where(column.in_(sa.bindparam(
             'ids', expanding=True))).group_by(*group_by)

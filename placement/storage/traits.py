@@ -6,7 +6,6 @@ every backend.
 """
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql
 from sqlalchemy import exc as sa_exc
 
 from placement.storage import changes
@@ -214,13 +213,13 @@ _PG_BUMP_AND_SET = prepared.Statement(
     .add_cte(RP_TRAIT.delete().where(
         RP_TRAIT.c.resource_provider_id.in_(sa.select(_BUMPED.c.id)),
         RP_TRAIT.c.trait_id == sa.any_(sa.cast(
-            sa.bindparam('remove'), postgresql.ARRAY(sa.Integer))))
+            sa.bindparam('remove'), sa.ARRAY(sa.Integer))))
         .cte('removed'))
     .add_cte(RP_TRAIT.insert().from_select(
         ['resource_provider_id', 'trait_id', 'created_at'],
         sa.select(_BUMPED.c.id,
                   sa.func.unnest(sa.cast(sa.bindparam('add'),
-                                         postgresql.ARRAY(sa.Integer))),
+                                         sa.ARRAY(sa.Integer))),
                   sa.bindparam('now', type_=RP_TRAIT.c.created_at.type)))
         .cte('added')))
 # The names a PUT adds, looked up on PostgreSQL as one array.
