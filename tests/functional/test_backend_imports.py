@@ -7,19 +7,32 @@ import os
 import subprocess
 import sys
 import textwrap
+import uuid
+
+import pytest
+
+DIALECTS = ('postgresql', 'mysql', 'sqlite')
 
 
-def test_a_sqlite_process_never_loads_postgresqls_driver(tmp_path):
+@pytest.mark.parametrize('database', ['sqlite', 'mysql'])
+def test_a_process_loads_only_its_own_databases_driver(tmp_path, request,
+                                                       database):
     """Writes that take every dialect-specific path (a new consumer's
     INSERT that skips a duplicate, a provider's traits replaced, the
-    state's reads) on SQLite, in a fresh process, the schema migrated
-    beforehand as deployment tools do (``placement-manage db sync``:
-    the migrations name every dialect)."""
+    state's reads) in a fresh process, the schema migrated beforehand as
+    deployment tools do (``placement-manage db sync``: the migrations
+    name every dialect)."""
+    if database == 'mysql':
+        server = request.getfixturevalue('mariadb')
+        name = 'imports_%s' % uuid.uuid4().hex[:8]
+        server.create_database(name)
+        url = server.url(name)
+    else:
+        url = 'sqlite:///%s' % (tmp_path / 'placement.db')
     conf = tmp_path / 'placement.conf'
     conf.write_text('[DEFAULT]\nstate_path = %s\n[api]\n'
                     'auth_strategy = noauth2\n[placement_database]\n'
-                    'connection = sqlite:///%s\n'
-                    % (tmp_path, tmp_path / 'placement.db'))
+                    'connection = %s\n' % (tmp_path, url))
     subprocess.run([os.path.join(os.path.dirname(sys.executable),
                                  'placement-manage'), '--config-file',
                     str(conf), 'db', 'sync'], check=True, timeout=120)
@@ -50,10 +63,11 @@ def test_a_sqlite_process_never_loads_postgresqls_driver(tmp_path):
             headers=headers, status=204)
         client.get('/allocation_candidates?resources=VCPU:1',
                    headers=headers)
+        others = tuple('sqlalchemy.dialects.' + name for name in %r
+                       if name != %r)
         loaded = sorted(name for name in sys.modules if name.startswith(
-            ('psycopg2', 'sqlalchemy.dialects.postgresql',
-             'placement.storage.postgresql')))
+            ('psycopg2', 'placement.storage.postgresql') + others))
         assert not loaded, loaded
-        assert 'sqlalchemy.dialects.sqlite' in sys.modules
-    ''' % str(conf))
+        assert 'sqlalchemy.dialects.' + %r in sys.modules
+    ''' % (str(conf), DIALECTS, database, database))
     subprocess.run([sys.executable, '-c', code], check=True, timeout=120)
