@@ -22,6 +22,7 @@ import json
 import os
 import re
 import sys
+import urllib.parse
 
 import sqlalchemy as sa
 
@@ -123,6 +124,54 @@ def _limited_candidates(step, answer):
     return None
 
 
+def _requested_totals(path):
+    """{resource class: amount} a candidates query asks for, summed over
+    its request groups (``resources``, ``resources1``, ``resources_X``)."""
+    totals = collections.Counter()
+    query = path.partition('?')[2]
+    for pair in query.split('&'):
+        name, _, value = pair.partition('=')
+        if not name.startswith('resources') or not value:
+            continue
+        for part in urllib.parse.unquote(value).split(','):
+            resource_class, _, amount = part.partition(':')
+            if amount.isdigit():
+                totals[resource_class] += int(amount)
+    return totals
+
+
+def _allocated_totals(request):
+    """{resource class: amount} of one allocation request, in either of
+    its shapes (a list before 1.12, a dict by provider from it)."""
+    totals = collections.Counter()
+    allocations = request['allocations']
+    entries = (allocations.values() if isinstance(allocations, dict)
+               else allocations)
+    for entry in entries:
+        totals.update(entry['resources'])
+    return totals
+
+
+def over_allocated(step, answer):
+    """Whether a candidates answer holds an allocation request that does
+    not allocate exactly what the query asks for, class by class.
+
+    Upstream 16.0.0 does, with ``group_policy=isolate`` when the
+    unnamed group and a numbered one take the same class from the same
+    provider: it sums them into the very object the other combinations
+    share (``copy_arr_if_needed`` copies only under ``none``), so the
+    combinations after it ask for more than the query (``DISK_GB: 3``
+    for ``resources=DISK_GB:1&resources1=DISK_GB:1``).  Such an answer
+    is upstream's bug, not a difference to chase."""
+    if not (step.method == 'GET'
+            and step.path.startswith('/allocation_candidates?')
+            and answer.status == 200 and isinstance(answer.body, dict)):
+        return False
+    wanted = _requested_totals(step.path)
+    return any(_allocated_totals(request) != wanted
+               for request in answer.body.get('allocation_requests', ()))
+
+
 def differences(step, ours, theirs, ports, details):
     found = []
     counts = (_limited_candidates(step, ours),
@@ -201,6 +250,10 @@ def run_seed(stack, seed, steps, details, tally):
                 # Upstream's own bugs (it has a few on PostgreSQL) are
                 # not differences to chase; say them, and go on.
                 print('    upstream %d on %s' % (theirs.status, current))
+                continue
+            if over_allocated(current, theirs) and not over_allocated(
+                    current, ours):
+                print('    upstream over-allocates on %s' % current)
                 continue
             found = differences(current, ours, theirs, ports, details)
             if found:

@@ -95,3 +95,34 @@ def test_a_seed_always_draws_the_same_sequence():
         return [str(generator.next()) for _ in range(50)]
     assert draw(7) == draw(7)
     assert draw(7) != draw(8)
+
+
+def candidates(*requests):
+    return answer(200, {'allocation_requests': list(requests),
+                        'provider_summaries': {}})
+
+
+def test_a_candidate_allocating_other_amounts_than_asked_is_over_allocated():
+    step = Step('GET', '/allocation_candidates?resources=DISK_GB:1,VGPU:1'
+                '&resources1=DISK_GB:1&group_policy=isolate')
+    exact = {'allocations': {'a': {'resources': {'DISK_GB': 1}},
+                             'b': {'resources': {'DISK_GB': 1, 'VGPU': 1}}}}
+    summed = {'allocations': {'a': {'resources': {'DISK_GB': 2,
+                                                  'VGPU': 1}}}}
+    upstream_bug = {'allocations': {'a': {'resources': {'DISK_GB': 3,
+                                                        'VGPU': 1}}}}
+    assert not replay.over_allocated(step, candidates(exact, summed))
+    assert replay.over_allocated(step, candidates(exact, upstream_bug))
+
+
+def test_over_allocation_reads_both_shapes_and_only_candidates():
+    step = Step('GET', '/allocation_candidates?resources=VCPU:2',
+                version='1.10')
+    listed = {'allocations': [{'resource_provider': {'uuid': 'a'},
+                               'resources': {'VCPU': 2}}]}
+    assert not replay.over_allocated(step, candidates(listed))
+    listed['allocations'][0]['resources']['VCPU'] = 3
+    assert replay.over_allocated(step, candidates(listed))
+    other = Step('GET', '/resource_providers?resources=VCPU:2')
+    assert not replay.over_allocated(other, candidates(listed))
+    assert not replay.over_allocated(step, answer(400, error(400, 'x')))
