@@ -368,6 +368,18 @@ class Generator:
                 params.append('resources3=%s:1' % rng.choice(
                     self.classes()))
                 params.append('same_subtree=_1,_3')
+        if rng.random() < 0.15:     # any of (1.39)
+            params.append('required=in:%s' % ','.join(
+                rng.sample(self.traits(), 2)))
+        if rng.random() < 0.1:      # none of (1.32)
+            params.append('member_of=!%s' % rng.choice(
+                self.state.aggregates))
+        if rng.random() < 0.15:     # a group named by a string (1.33)
+            params.append('resources_G=%s:1' % rng.choice(self.classes()))
+            if rng.random() < 0.5:
+                params.append('required_G=%s' % rng.choice(self.traits()))
+            params.append('group_policy=%s' % rng.choice(
+                ['none', 'isolate']))
         if rng.random() < 0.2 and self.state.providers:
             params.append('in_tree=%s' % self.provider())
         if rng.random() < 0.2:
