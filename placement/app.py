@@ -107,6 +107,18 @@ class _Request(falcon.Request):
     context_type = context.RequestContext
 
 
+def _unknown_method(req, resp, **params):
+    raise falcon.HTTPMethodNotAllowed([])
+
+
+class _App(falcon.App):
+    """falcon.App answering a method it does not know (neither HTTP's nor
+    WebDAV's: ``FOO``) on a route 405 with the route's Allow, as any
+    method the route does not serve and as upstream answers it, where
+    falcon answers 400."""
+    _default_responder_bad_request = _unknown_method
+
+
 def _unexpected_error(req, resp, exc, params):
     LOG.exception('Unexpected error handling %s %s', req.method, req.path)
     raise errors.PlacementError(str(exc), status=falcon.HTTP_500)
@@ -135,7 +147,7 @@ def build_falcon_app(conf, db, enforcer):
         microversion_middleware.MicroversionMiddleware(),
         request_checks.RequestChecks(),
     ]
-    app = falcon.App(request_type=_Request, middleware=middleware)
+    app = _App(request_type=_Request, middleware=middleware)
     # Upstream sends no Content-Type on a bodiless 201; falcon would.
     app.resp_options.default_media_type = None
     app.req_options.keep_blank_qs_values = True

@@ -176,6 +176,20 @@ def test_allow_lists_methods_in_upstreams_order(client, url, allowed):
     assert resp.headers['Allow'] == allowed
 
 
+@pytest.mark.parametrize('method', ['FOO', 'PROPFIND'])
+def test_a_method_no_route_serves_is_405_with_the_routes_allow(client,
+                                                               method):
+    """Known to falcon (PROPFIND, WebDAV's) or not (FOO), as upstream."""
+    def send(url, status):
+        return client.app.request(url, method=method, status=status,
+                                  headers={'X-Auth-Token': 'admin'})
+    resp = send('/resource_providers', 405)
+    assert resp.headers['Allow'] == 'GET, POST'
+    assert only_error(resp)['detail'].startswith(
+        'The method %s is not allowed for this resource.' % method)
+    send('/no/such/thing', 404)
+
+
 @pytest.mark.parametrize('url', ['/', '/resource_providers',
                                  '/resource_providers/%s' % UNKNOWN_UUID])
 def test_options_is_405_not_a_preflight(client, url):
