@@ -160,13 +160,17 @@ def error_body(req, error):
 
 
 def serialize_error(req, resp, error):
-    """Falcon error serializer: JSON unless the client clearly wants text."""
+    """Falcon error serializer: JSON unless the client clearly wants text.
+
+    An Accept that takes neither JSON nor HTML (``application/xml``,
+    ``application/json;q=0``) gets plain text, as upstream's errors
+    (webob's) fall back to it."""
     body = error_body(req, error)
     accept = req.get_header('Accept')
     preferred = (req.client_prefers(('application/json', 'text/html',
-                                     'text/plain'))
+                                     'text/plain')) or 'text/plain'
                  if accept else 'application/json')
-    if preferred in (None, 'application/json'):
+    if preferred == 'application/json':
         resp.content_type = 'application/json'
         resp.text = json.dumps(body)
         return

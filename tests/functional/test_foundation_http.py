@@ -208,6 +208,21 @@ def test_error_rendered_as_text_when_client_wants_text(client):
                                 'be found.')
 
 
+@pytest.mark.parametrize('accept', ['application/xml',
+                                    'application/json;q=0'])
+def test_error_rendered_as_text_when_client_takes_neither_json_nor_html(
+        client, accept):
+    """As upstream (webob) falls back to plain text."""
+    resp = client.get('/no/such/thing', status=404,
+                      headers={'Accept': accept})
+    assert resp.content_type == 'text/plain'
+    assert resp.text.startswith('404 Not Found\n\n')
+    resp = client.get('/resource_providers', status=406,
+                      headers={'Accept': accept})
+    assert resp.content_type == 'text/plain'
+    assert resp.text.startswith('406 Not Acceptable\n\n')
+
+
 # -- request ids -------------------------------------------------------------
 
 def assert_request_id_headers(resp):
