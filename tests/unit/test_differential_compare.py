@@ -126,3 +126,27 @@ def test_over_allocation_reads_both_shapes_and_only_candidates():
     other = Step('GET', '/resource_providers?resources=VCPU:2')
     assert not replay.over_allocated(other, candidates(listed))
     assert not replay.over_allocated(step, answer(400, error(400, 'x')))
+
+
+def test_edges_name_only_the_differences_made_on_purpose():
+    from tests.differential import edges
+    assert edges.known('GET', '/usages?project_id=%00', (400, ''),
+                       (500, '')) == "upstream's own error"
+    assert edges.known('GET', '/resource_providers?name=%00', (400, ''),
+                       (200, ''))
+    assert edges.known('PATCH', '/allocations/x', (415, ''), (405, ''))
+    assert edges.known('GET', '/resource_providers', (400, ''),
+                       (200, '')) is None
+    assert edges.known('GET', '/nope', (500, ''), (404, '')) is None
+
+
+def test_edge_requests_carry_the_microversion_and_headers_asked_for():
+    from tests.differential import edges
+    method, path, body, headers = edges.request(
+        'PUT', '/x', {'a': 1}, '1.2', Accept=None, X_Auth_Token='u')
+    assert (method, path, body) == ('PUT', '/x', b'{"a": 1}')
+    assert headers == {'X-Auth-Token': 'u', 'Content-Type': 'application/json',
+                       'OpenStack-API-Version': 'placement 1.2'}
+    assert 'OpenStack-API-Version' not in edges.request(
+        'GET', '/', version=None)[3]
+    assert sum(1 for group in edges.CASES for _ in group()) > 900
