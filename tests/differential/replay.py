@@ -128,12 +128,10 @@ def _requested_totals(path):
     """{resource class: amount} a candidates query asks for, summed over
     its request groups (``resources``, ``resources1``, ``resources_X``)."""
     totals = collections.Counter()
-    query = path.partition('?')[2]
-    for pair in query.split('&'):
-        name, _, value = pair.partition('=')
-        if not name.startswith('resources') or not value:
+    for name, value in urllib.parse.parse_qsl(path.partition('?')[2]):
+        if not name.startswith('resources'):
             continue
-        for part in urllib.parse.unquote(value).split(','):
+        for part in value.split(','):
             resource_class, _, amount = part.partition(':')
             if amount.isdigit():
                 totals[resource_class] += int(amount)
