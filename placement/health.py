@@ -14,6 +14,8 @@ database check is the ``placement_database`` backend (on by default in
 "database unreachable" unless ``[healthcheck] detailed`` is set.
 """
 
+import threading
+
 from oslo_config import cfg
 from oslo_middleware import healthcheck
 from oslo_middleware.healthcheck import opts as healthcheck_opts
@@ -89,9 +91,21 @@ class HealthcheckRouter:
 
     def __init__(self, application, conf):
         self.application = application
-        self.check = healthcheck.Healthcheck(None, conf)
+        self.conf = conf
+        self._check = None
+        self._lock = threading.Lock()
 
     def __call__(self, environ, start_response):
         if environ.get('PATH_INFO') == PATH:
-            return self.check(environ, start_response)
+            return self.check()(environ, start_response)
         return self.application(environ, start_response)
+
+    def check(self):
+        """oslo.middleware's health check, made at the first probe: it
+        imports jinja2 and webob (2 MB of each worker that a server
+        never probes), and its database backend opens a pool of its
+        own."""
+        with self._lock:
+            if self._check is None:
+                self._check = healthcheck.Healthcheck(None, self.conf)
+        return self._check

@@ -23,10 +23,10 @@ def register_opts(conf, api=True):
     ``api``, those of a process that answers no API request (the state
     keeper, the metrics process): none of oslo.middleware's (``[cors]``,
     ``[oslo_middleware]``, ``[healthcheck]``), and osprofiler's only once
-    the files are read (``tracing.register_opts_if_set``).  Importing
-    oslo.middleware imports every middleware it has, with OpenTelemetry,
-    jinja2 and webob; with osprofiler and its drivers that is 10 MB of a
-    process."""
+    the files are read (``tracing.register_opts_if_set``).  The modules
+    of oslo.middleware that hold those options import webob; with
+    osprofiler and its drivers that was 10 MB of a process before
+    ``deferred_packages`` kept the rest of oslo.middleware out."""
     for module in _MODULES:
         module.register_opts(conf)
     logging.register_options(conf)
