@@ -102,9 +102,8 @@ class HealthcheckRouter:
 
     def check(self):
         """oslo.middleware's health check, made at the first probe: it
-        imports jinja2 and webob (2 MB of each worker that a server
-        never probes), and its database backend opens a pool of its
-        own."""
+        imports jinja2 (2 MB of each worker that is never probed), and
+        its database backend opens a pool of its own."""
         with self._lock:
             if self._check is None:
                 self._check = healthcheck.Healthcheck(None, self.conf)
