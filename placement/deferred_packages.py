@@ -51,8 +51,11 @@ def _is_submodule(package, name):
 
 def defer(name):
     """Put package ``name`` in ``sys.modules`` with its ``__init__``
-    deferred, unless it is imported already (or is not installed)."""
-    if name in sys.modules:
+    deferred, unless it is imported already or is not installed (a
+    client's venv has none of the server's libraries); a subpackage only
+    once its parent is there."""
+    parent, _, child = name.rpartition('.')
+    if name in sys.modules or (parent and parent not in sys.modules):
         return
     spec = importlib.util.find_spec(name)
     if spec is None or spec.submodule_search_locations is None:
@@ -60,7 +63,6 @@ def defer(name):
     package = importlib.util.module_from_spec(spec)
     package.__class__ = _DeferredPackage
     sys.modules[name] = package
-    parent, _, child = name.rpartition('.')
     if parent:
         setattr(sys.modules[parent], child, package)
 

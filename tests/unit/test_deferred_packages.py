@@ -83,6 +83,15 @@ def test_a_package_imported_already_is_left_as_it_is(package):
     assert runs() == ['deferme']
 
 
+def test_a_package_not_installed_is_left_out_with_its_subpackages():
+    """A client's venv (the osc commands) has none of the server's
+    libraries."""
+    deferred_packages.defer('no_such_package_here')
+    deferred_packages.defer('no_such_package_here.inner')
+    assert 'no_such_package_here' not in sys.modules
+    assert 'no_such_package_here.inner' not in sys.modules
+
+
 def test_an_api_process_loads_oslo_middlewares_extras_only_when_asked(
         tmp_path):
     """The application built and answering, CORS and proxy headers on:
