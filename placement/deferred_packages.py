@@ -39,7 +39,12 @@ class _DeferredPackage(types.ModuleType):
                 if _is_submodule(self.__name__, name):
                     return importlib.import_module(self.__name__ + '.' + name)
                 self.__class__ = types.ModuleType
-                self.__spec__.loader.exec_module(self)
+                try:
+                    self.__spec__.loader.exec_module(self)
+                except BaseException:
+                    # As a failed import would: the next read tries again.
+                    self.__class__ = _DeferredPackage
+                    raise
         return getattr(self, name)
 
 
@@ -68,5 +73,6 @@ def defer(name):
 
 
 def defer_all():
+    """Defer every package of ``DEFERRED`` not imported yet."""
     for name in DEFERRED:
         defer(name)

@@ -76,6 +76,19 @@ def test_a_name_neither_defines_is_still_an_attribute_error(package):
     assert runs() == ['deferme']
 
 
+def test_an_init_that_fails_fails_again_at_the_next_read(package, tmp_path):
+    """As a failed import does, rather than leave a package half made."""
+    init = tmp_path / 'deferme' / '__init__.py'
+    init.write_text('import deferme_runs\ndeferme_runs.RUNS.append(1)\n'
+                    'raise ImportError("a library is missing")\n')
+    deferred_packages.defer('deferme')
+    import deferme
+    for _ in range(2):
+        with pytest.raises(ImportError, match='a library is missing'):
+            deferme.WHOLE
+    assert runs() == [1, 1]
+
+
 def test_a_package_imported_already_is_left_as_it_is(package):
     import deferme
     deferred_packages.defer('deferme')
